@@ -1,0 +1,306 @@
+"""The one loader: TOML files in ``data/`` -> validated, SI-unit values with provenance.
+
+Every spec number in accelbook is written in a TOML file as a small table::
+
+    hbm_bw_tb_s = { value = 3.35, src = "nvidia-h100-datasheet" }
+
+The key carries the unit (``_tb_s``), ``src`` names an entry of ``data/sources.toml`` (title,
+address, date, kind), and optional fields say more:
+
+- ``date``: when the number was published, if not the source's date (prices move);
+- ``note``: what exactly is counted (``"L2 only"``, ``"per direction"``);
+- ``direction``: ``"one-way"`` or ``"bidirectional"`` for link bandwidths;
+- ``provider``: who charges a price;
+- ``alt``: other published values that disagree, each ``{ value, src, note }``. Disagreements
+  are recorded, not hidden: the notebooks show them.
+
+This module knows units and provenance; it does not know what a chip or a model is. ``chips.py``
+and ``models.py`` declare their key sets and call :func:`read_table_file`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+#: where the package's own catalogue lives; a wheel install ships a copy under accelbook/data
+if not DATA_DIR.is_dir():  # pragma: no cover - only in a non-editable install
+    DATA_DIR = Path(__file__).resolve().parent / "data"
+
+#: unit suffix -> factor to SI. GB and GiB are kept apart on purpose.
+UNITS: Mapping[str, float] = MappingProxyType(
+    {
+        # FLOP/s and integer op/s
+        "pflop_s": 1e15,
+        "tflop_s": 1e12,
+        "gflop_s": 1e9,
+        "pop_s": 1e15,
+        "top_s": 1e12,
+        # bytes
+        "tb": 1e12,
+        "gb": 1e9,
+        "mb": 1e6,
+        "kb": 1e3,
+        "tib": 2.0**40,
+        "gib": 2.0**30,
+        "mib": 2.0**20,
+        "kib": 2.0**10,
+        # bytes per second
+        "pb_s": 1e15,
+        "tb_s": 1e12,
+        "gb_s": 1e9,
+        "gib_s": 2.0**30,
+        # time
+        "s": 1.0,
+        "ms": 1e-3,
+        "us": 1e-6,
+        "ns": 1e-9,
+        # power
+        "w": 1.0,
+        "kw": 1e3,
+        # money
+        "usd_per_hour": 1.0 / 3600.0,
+        # dimensionless counts
+        "chips": 1.0,
+        "count": 1.0,
+    }
+)
+
+SOURCE_KINDS = ("primary", "secondary", "derived", "estimate", "what-if")
+STATUSES = ("shipping", "announced", "estimated")
+DIRECTIONS = ("one-way", "bidirectional")
+
+
+class CatalogueError(ValueError):
+    """A catalogue file is malformed. The message names the file, the entry and the key."""
+
+    def __init__(self, path: Path | str, entry: str | None, key: str | None, problem: str):
+        self.path, self.entry, self.key, self.problem = str(path), entry, key, problem
+        where = str(path)
+        if entry is not None:
+            where += f": entry [{entry}]"
+        if key is not None:
+            where += f", key '{key}'"
+        super().__init__(f"{where}: {problem}")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One publication a number comes from (an entry of ``data/sources.toml``)."""
+
+    id: str
+    title: str
+    url: str
+    date: str
+    kind: str  # one of SOURCE_KINDS
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where one number comes from, and which published values disagree with it."""
+
+    source: Source
+    date: str
+    note: str = ""
+    direction: str | None = None
+    provider: str | None = None
+    alternatives: tuple[tuple[float, Source, str], ...] = ()  # (SI value, source, note)
+
+    @property
+    def kind(self) -> str:
+        return self.source.kind
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number in SI units with its provenance."""
+
+    value: float
+    provenance: Provenance
+
+
+_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+
+
+def load_sources(path: Path | str | None = None) -> Mapping[str, Source]:
+    """Read ``sources.toml``: ``[id]`` tables with title, url, date (YYYY[-MM[-DD]]) and kind."""
+    path = Path(path) if path is not None else DATA_DIR / "sources.toml"
+    return MappingProxyType(parse_sources(path, _read_toml(path)))
+
+
+def parse_sources(path: Path | str, raw: Mapping[str, Any], prefix: str = "") -> dict[str, Source]:
+    """Validate source tables (``raw`` maps id -> table); ``prefix`` is for error messages."""
+    out: dict[str, Source] = {}
+    required = {"title", "url", "date", "kind"}
+    for sid, entry in raw.items():
+        if not isinstance(entry, dict):
+            raise CatalogueError(path, prefix + sid, None, "each source must be a table")
+        _check_keys(path, prefix + sid, entry, required=required, optional=set())
+        if entry["kind"] not in SOURCE_KINDS:
+            raise CatalogueError(path, prefix + sid, "kind", f"must be one of {SOURCE_KINDS}, got {entry['kind']!r}")
+        date = str(entry["date"])
+        if not _DATE.match(date):
+            raise CatalogueError(path, prefix + sid, "date", f"must look like 2024, 2024-03 or 2024-03-18, got {date!r}")
+        out[sid] = Source(sid, str(entry["title"]), str(entry["url"]), date, entry["kind"])
+    return out
+
+
+def user_sources(path: Path, raw: dict[str, Any], sources: Mapping[str, Source] | None) -> dict[str, Source]:
+    """The package's sources plus a user file's own ``[sources.<id>]`` tables (popped from ``raw``)."""
+    merged = dict(sources if sources is not None else load_sources())
+    table = raw.pop("sources", None)
+    if table is not None:
+        merged.update(parse_sources(path, table, prefix="sources."))
+    return merged
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise CatalogueError(path, None, None, "file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogueError(path, None, None, f"not valid TOML: {exc}") from None
+
+
+def read_table_file(path: Path | str) -> dict[str, dict[str, Any]]:
+    """Read a TOML file whose top-level tables are catalogue entries (``[h100]``, ``[tpu-v5p]``)."""
+    path = Path(path)
+    raw = _read_toml(path)
+    for name, entry in raw.items():
+        if not isinstance(entry, dict):
+            raise CatalogueError(path, name, None, "top-level keys must be tables like [h100]")
+    return raw
+
+
+def _check_keys(path, entry_name, entry: Mapping[str, Any], required: set[str], optional: set[str]):
+    missing = sorted(required - entry.keys())
+    if missing:
+        raise CatalogueError(path, entry_name, missing[0], "required key is missing")
+    unknown = sorted(entry.keys() - required - optional)
+    if unknown:
+        known = sorted(required | optional)
+        hint = _closest(unknown[0], known)
+        raise CatalogueError(
+            path, entry_name, unknown[0],
+            "unknown key" + (f" (did you mean {hint}?)" if hint else "") + "; keys carry their unit, e.g. hbm_bw_tb_s",
+        )
+
+
+def _closest(word: str, candidates: Iterable[str]) -> str:
+    import difflib
+
+    hits = difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.5)
+    return ", ".join(repr(h) for h in hits)
+
+
+def split_unit(key: str, bases: Mapping[str, tuple[str, ...]]) -> tuple[str, str] | None:
+    """Split ``hbm_bw_tb_s`` into ``("hbm_bw", "tb_s")`` if ``hbm_bw`` accepts unit ``tb_s``."""
+    for base, units in bases.items():
+        if key.startswith(base + "_"):
+            unit = key[len(base) + 1 :]
+            if unit in units:
+                return base, unit
+    return None
+
+
+def parse_quantity(
+    path, entry_name: str, key: str, raw: Any, unit: str, sources: Mapping[str, Source],
+    *, positive: bool = True, allow_zero: bool = False,
+) -> Quantity:
+    """Turn ``{value=…, src=…}`` written in ``unit`` into a SI :class:`Quantity`."""
+    if not isinstance(raw, dict):
+        raise CatalogueError(
+            path, entry_name, key,
+            f"must be a table like {{ value = {raw!r}, src = \"source-id\" }} so the number carries its source",
+        )
+    _check_keys(path, entry_name + "." + key, raw, required={"value", "src"},
+                optional={"date", "note", "direction", "provider", "alt"})
+    factor = UNITS[unit]
+    value = _number(path, entry_name, key, raw["value"], positive=positive, allow_zero=allow_zero)
+    source = _source(path, entry_name, key, raw["src"], sources)
+    date = str(raw.get("date", source.date))
+    if not _DATE.match(date):
+        raise CatalogueError(path, entry_name, key, f"date must look like 2024-03, got {date!r}")
+    direction = raw.get("direction")
+    if direction is not None and direction not in DIRECTIONS:
+        raise CatalogueError(path, entry_name, key, f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    alts = []
+    for i, alt in enumerate(raw.get("alt", [])):
+        akey = f"{key}.alt[{i}]"
+        if not isinstance(alt, dict):
+            raise CatalogueError(path, entry_name, akey, "each alternative must be a table {value, src, note}")
+        _check_keys(path, entry_name, alt, required={"value", "src"}, optional={"note"})
+        avalue = _number(path, entry_name, akey, alt["value"], positive=positive, allow_zero=allow_zero)
+        alts.append((avalue * factor, _source(path, entry_name, akey, alt["src"], sources), str(alt.get("note", ""))))
+    prov = Provenance(
+        source=source, date=date, note=str(raw.get("note", "")), direction=direction,
+        provider=raw.get("provider"), alternatives=tuple(alts),
+    )
+    return Quantity(value * factor, prov)
+
+
+def _number(path, entry_name, key, value, *, positive: bool, allow_zero: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CatalogueError(path, entry_name, key, f"value must be a number, got {value!r}")
+    value = float(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise CatalogueError(path, entry_name, key, "value must be finite")
+    if positive and (value < 0 or (value == 0 and not allow_zero)):
+        raise CatalogueError(path, entry_name, key, f"value must be > 0, got {value}")
+    return value
+
+
+def _source(path, entry_name, key, sid, sources: Mapping[str, Source]) -> Source:
+    if not isinstance(sid, str) or sid not in sources:
+        hint = _closest(str(sid), sources.keys())
+        raise CatalogueError(
+            path, entry_name, key,
+            f"src {sid!r} is not in sources.toml" + (f" (did you mean {hint}?)" if hint else ""),
+        )
+    return sources[sid]
+
+
+def fuzzy_key(name: str) -> str:
+    """Normalise an id for forgiving look-ups: 'TPU v5p', 'tpu-v5p' and 'tpu_v5p' all -> 'tpuv5p'."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def lookup(name: str, index: Mapping[str, str], what: str, all_names: Iterable[str]):
+    """Resolve ``name`` through ``index`` (fuzzy key -> id) or raise a KeyError naming close matches."""
+    if not isinstance(name, str):
+        raise TypeError(f"{what} name must be a string, got {type(name).__name__}")
+    key = fuzzy_key(name)
+    if key in index:
+        return index[key]
+    import difflib
+
+    names = list(all_names)
+    close = difflib.get_close_matches(name, names, n=4, cutoff=0.3)
+    close += [n for n in difflib.get_close_matches(key, list(index), n=4, cutoff=0.5)]
+    close = list(dict.fromkeys(index.get(c, c) for c in close))[:4]
+    raise UnknownNameError(
+        f"unknown {what} {name!r}" + (f"; closest: {', '.join(close)}" if close else "")
+        + f". See accelbook.{what}s() for the full list."
+    )
+
+
+class UnknownNameError(KeyError, ValueError):
+    """An unknown chip or model name. Its message lists the closest matches."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+def frozen_map(d: Mapping) -> Mapping:
+    return MappingProxyType(dict(d))
+
+
+def provenance_field() -> Any:
+    return field(default_factory=lambda: MappingProxyType({}), repr=False, compare=False)

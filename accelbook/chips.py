@@ -1,0 +1,324 @@
+"""Accelerator specs: the :class:`Chip` dataclass, the chip catalogue and forgiving look-up.
+
+A chip is described by what bounds its speed: dense peak FLOP/s per precision, memory capacity
+and bandwidth (HBM, or on-chip SRAM for chips without HBM such as Groq's LPU and Cerebras' WSE),
+chip-to-chip links, the scale-up domain, the matrix-unit shape, power and price. Values are SI
+(FLOP/s, bytes, bytes/s, s, W, USD/s) and each carries a :class:`~accelbook.catalogue.Provenance`.
+
+Data: ``data/chips.toml`` (schema in its header); sources in ``data/sources.toml``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import pandas as pd
+
+from .catalogue import (
+    DATA_DIR, STATUSES, CatalogueError, Provenance, Source, UnknownNameError, _check_keys, fuzzy_key,
+    load_sources, lookup, parse_quantity, user_sources, read_table_file, split_unit,
+)
+
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4")
+KINDS = ("gpu", "tpu", "asic", "wafer")
+
+# base key -> units it may be written in; the SI field it fills
+_QUANTITIES: dict[str, tuple[tuple[str, ...], str]] = {
+    "hbm": (("gb", "gib", "tb"), "hbm_bytes"),
+    "hbm_bw": (("tb_s", "gb_s", "gib_s"), "hbm_bw_bytes_per_s"),
+    "sram": (("mb", "mib", "gb", "gib"), "sram_bytes"),
+    "sram_bw": (("tb_s", "pb_s"), "sram_bw_bytes_per_s"),
+    "link_bw": (("gb_s", "tb_s", "gib_s"), "link_bw_bytes_per_s"),
+    "link_latency": (("us", "ns"), "link_latency_s"),
+    "scale_up": (("chips",), "scale_up_chips"),
+    "tdp": (("w", "kw"), "tdp_w"),
+    "price": (("usd_per_hour",), "price_usd_per_s"),
+}
+for _p in PRECISIONS:
+    _QUANTITIES[f"peak_dense_{_p}"] = (("tflop_s", "pflop_s", "top_s", "pop_s"), f"peak_dense_{_p}")
+    _QUANTITIES[f"peak_sparse_{_p}"] = (("tflop_s", "pflop_s", "top_s", "pop_s"), f"peak_sparse_{_p}")
+_BASES = {base: units for base, (units, _) in _QUANTITIES.items()}
+_REQUIRED = {"name", "vendor", "kind", "status"}
+_OPTIONAL = {"aliases", "year", "notes", "what_if", "matrix_unit"}
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One accelerator (per chip; per GPU for multi-GPU boards). All fields SI; None = not published.
+
+    Attributes
+    ----------
+    peak_dense_flop_s : mapping precision -> FLOP/s (dense, no structured sparsity)
+    hbm_bytes, hbm_bw_bytes_per_s : off-chip memory capacity (bytes) and bandwidth (bytes/s)
+    sram_bytes, sram_bw_bytes_per_s : on-chip SRAM (bytes) and its bandwidth (bytes/s)
+    link_bw_bytes_per_s : chip-to-chip bandwidth per chip, in ``link_bw_direction``
+    link_latency_s : one hop's latency (s)
+    scale_up_chips : chips in one scale-up domain (NVLink domain, ICI pod)
+    price_usd_per_s : price per chip-second (USD/s); ``price_usd_per_hour`` for humans
+    provenance : field name -> :class:`Provenance`
+    """
+
+    id: str
+    name: str
+    vendor: str
+    kind: str
+    status: str
+    year: int | None = None
+    aliases: tuple[str, ...] = ()
+    notes: str = ""
+    what_if: bool = False
+    peak_dense_flop_s: Mapping[str, float] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+    peak_sparse_flop_s: Mapping[str, float] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+    hbm_bytes: float | None = None
+    hbm_bw_bytes_per_s: float | None = None
+    sram_bytes: float | None = None
+    sram_bw_bytes_per_s: float | None = None
+    link_bw_bytes_per_s: float | None = None
+    link_bw_direction: str | None = None
+    link_latency_s: float | None = None
+    scale_up_chips: int | None = None
+    tdp_w: float | None = None
+    price_usd_per_s: float | None = None
+    mxu_rows: int | None = None
+    mxu_cols: int | None = None
+    mxu_count: int | None = None
+    provenance: Mapping[str, Provenance] = dataclasses.field(
+        default_factory=lambda: MappingProxyType({}), repr=False, compare=False
+    )
+
+    # -- derived quantities -------------------------------------------------------------------
+    def peak_flop_s(self, precision: str = "bf16") -> float:
+        """Dense peak FLOP/s at ``precision``; a clear error if the vendor published none."""
+        if precision not in PRECISIONS:
+            raise ValueError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
+        try:
+            return self.peak_dense_flop_s[precision]
+        except KeyError:
+            have = ", ".join(self.peak_dense_flop_s) or "none"
+            raise ValueError(
+                f"{self.name} has no published dense {precision} peak (published: {have})"
+            ) from None
+
+    @property
+    def precisions(self) -> tuple[str, ...]:
+        return tuple(p for p in PRECISIONS if p in self.peak_dense_flop_s)
+
+    @property
+    def memory_bw_bytes_per_s(self) -> float | None:
+        """Bandwidth of the memory that holds the weights: HBM, or SRAM on chips without HBM."""
+        return self.hbm_bw_bytes_per_s if self.hbm_bw_bytes_per_s is not None else self.sram_bw_bytes_per_s
+
+    @property
+    def memory_bytes(self) -> float | None:
+        """Capacity of the memory that holds the weights: HBM, or SRAM on chips without HBM."""
+        return self.hbm_bytes if self.hbm_bytes is not None else self.sram_bytes
+
+    @property
+    def memory_kind(self) -> str:
+        return "HBM" if self.hbm_bw_bytes_per_s is not None else "SRAM"
+
+    def ridge_point(self, precision: str = "bf16") -> float:
+        """Arithmetic intensity (FLOP/byte) where the roofline turns: I* = P / B."""
+        bw = self.memory_bw_bytes_per_s
+        if bw is None:
+            raise ValueError(f"{self.name} has no published memory bandwidth")
+        return self.peak_flop_s(precision) / bw
+
+    @property
+    def price_usd_per_hour(self) -> float | None:
+        return None if self.price_usd_per_s is None else self.price_usd_per_s * 3600.0
+
+    def source_of(self, field: str) -> Provenance | None:
+        return self.provenance.get(field)
+
+    def what_if_variant(self, label: str = "what-if", **changes: Any) -> "Chip":
+        """A copy with some fields changed, labelled as a what-if (e.g. ``hbm_bw_bytes_per_s=2*bw``).
+
+        Changing a peak: pass ``peak_dense_flop_s={"bf16": 2e15, ...}``.
+        """
+        bad = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if bad:
+            raise ValueError(f"Chip has no field(s) {sorted(bad)}")
+        for k, v in changes.items():
+            if k.endswith(("_bytes", "_per_s", "_w")) and v is not None and not (v > 0):
+                raise ValueError(f"{k} must be > 0, got {v}")
+        if "peak_dense_flop_s" in changes:
+            changes["peak_dense_flop_s"] = MappingProxyType(dict(changes["peak_dense_flop_s"]))
+        return dataclasses.replace(
+            self, id=f"{self.id}+{label}", name=f"{self.name} ({label})", what_if=True, **changes
+        )
+
+
+def parse_chip(path: Path | str, cid: str, entry: Mapping[str, Any], sources: Mapping[str, Source]) -> Chip:
+    """Validate one ``[id]`` table of a chips file and build the :class:`Chip`."""
+    quantity_keys = {k for k in entry if split_unit(k, _BASES)}
+    _check_keys(path, cid, {k: v for k, v in entry.items() if k not in quantity_keys},
+                required=_REQUIRED, optional=_OPTIONAL)
+    seen_bases: dict[str, str] = {}
+    kw: dict[str, Any] = {}
+    prov: dict[str, Provenance] = {}
+    dense: dict[str, float] = {}
+    sparse: dict[str, float] = {}
+    for key in sorted(quantity_keys):
+        base, unit = split_unit(key, _BASES)
+        if base in seen_bases:
+            raise CatalogueError(path, cid, key, f"given twice (also as '{seen_bases[base]}')")
+        seen_bases[base] = key
+        q = parse_quantity(path, cid, key, entry[key], unit, sources)
+        field = _QUANTITIES[base][1]
+        if base.startswith("peak_dense_"):
+            dense[base.removeprefix("peak_dense_")] = q.value
+        elif base.startswith("peak_sparse_"):
+            sparse[base.removeprefix("peak_sparse_")] = q.value
+        elif base == "scale_up":
+            if q.value != int(q.value) or q.value < 1:
+                raise CatalogueError(path, cid, key, f"must be a whole number of chips >= 1, got {q.value}")
+            kw[field] = int(q.value)
+        else:
+            kw[field] = q.value
+        if base == "link_bw":
+            if q.provenance.direction is None:
+                raise CatalogueError(path, cid, key, "say direction = \"one-way\" or \"bidirectional\"")
+            kw["link_bw_direction"] = q.provenance.direction
+        prov[field] = q.provenance
+    if entry["status"] not in STATUSES:
+        raise CatalogueError(path, cid, "status", f"must be one of {STATUSES}, got {entry['status']!r}")
+    if entry["kind"] not in KINDS:
+        raise CatalogueError(path, cid, "kind", f"must be one of {KINDS}, got {entry['kind']!r}")
+    if "matrix_unit" in entry:
+        mu = entry["matrix_unit"]
+        if not isinstance(mu, dict):
+            raise CatalogueError(path, cid, "matrix_unit", "must be a table {rows, cols, count, src}")
+        _check_keys(path, cid + ".matrix_unit", mu, required={"rows", "cols", "src"}, optional={"count", "note"})
+        for k in ("rows", "cols", "count"):
+            if k in mu and (isinstance(mu[k], bool) or not isinstance(mu[k], int) or mu[k] < 1):
+                raise CatalogueError(path, cid, f"matrix_unit.{k}", f"must be a whole number >= 1, got {mu[k]!r}")
+        q = parse_quantity(path, cid, "matrix_unit", {"value": mu["rows"], "src": mu["src"],
+                                                       **({"note": mu["note"]} if "note" in mu else {})},
+                           "count", sources)
+        kw.update(mxu_rows=mu["rows"], mxu_cols=mu["cols"], mxu_count=mu.get("count"))
+        prov["matrix_unit"] = q.provenance
+    if not dense and not entry.get("what_if", False):
+        pass  # allowed: e.g. Cerebras, whose peak is published only in an ambiguous form
+    if "hbm_bw_bytes_per_s" not in kw and "sram_bw_bytes_per_s" not in kw:
+        raise CatalogueError(path, cid, "hbm_bw_tb_s", "a chip needs a memory bandwidth (hbm_bw_* or sram_bw_*)")
+    aliases = entry.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise CatalogueError(path, cid, "aliases", "must be a list of strings")
+    year = entry.get("year")
+    if year is not None and (not isinstance(year, int) or not 1990 < year < 2100):
+        raise CatalogueError(path, cid, "year", f"must be a year like 2024, got {year!r}")
+    return Chip(
+        id=cid, name=str(entry["name"]), vendor=str(entry["vendor"]), kind=entry["kind"],
+        status=entry["status"], year=year, aliases=tuple(aliases), notes=str(entry.get("notes", "")),
+        what_if=bool(entry.get("what_if", False)),
+        peak_dense_flop_s=MappingProxyType(dense), peak_sparse_flop_s=MappingProxyType(sparse),
+        provenance=MappingProxyType(prov), **kw,
+    )
+
+
+def load_chips(path: Path | str, sources: Mapping[str, Source] | None = None) -> tuple[Chip, ...]:
+    """Load a chips TOML file (the package's own or a user's) into :class:`Chip` objects.
+
+    A user file may define its own sources in a ``[sources.<id>]`` table (same keys as
+    ``data/sources.toml``); they are added to the package's sources.
+    """
+    path = Path(path)
+    raw = read_table_file(path)
+    sources = user_sources(path, raw, sources)
+    return tuple(parse_chip(path, cid, entry, sources) for cid, entry in raw.items())
+
+
+@functools.lru_cache(maxsize=None)
+def _builtin() -> tuple[Chip, ...]:
+    return load_chips(DATA_DIR / "chips.toml")
+
+
+@functools.lru_cache(maxsize=32)
+def _catalogue(extra: tuple[str, ...]) -> tuple[tuple[Chip, ...], Mapping[str, str]]:
+    chips = list(_builtin())
+    for p in extra:
+        user = load_chips(p)
+        ids = {c.id for c in user}
+        chips = [c for c in chips if c.id not in ids] + list(user)  # a user's entry overrides ours
+    index: dict[str, str] = {}
+    for c in chips:
+        for name in (c.id, c.name, *c.aliases):
+            index.setdefault(fuzzy_key(name), c.id)
+    return tuple(chips), MappingProxyType(index)
+
+
+def all_chips(*extra_files: str | Path) -> tuple[Chip, ...]:
+    """Every chip of the catalogue (plus those in ``extra_files``) as :class:`Chip` objects."""
+    return _catalogue(tuple(str(p) for p in extra_files))[0]
+
+
+def get_chip(name: str, *extra_files: str | Path) -> Chip:
+    """Find a chip by id, name or alias, forgivingly: ``"h100"``, ``"H100 SXM"``, ``"tpu-v5p"``.
+
+    Raises
+    ------
+    UnknownNameError
+        (a KeyError and ValueError) listing the closest names.
+    """
+    chips, index = _catalogue(tuple(str(p) for p in extra_files))
+    cid = lookup(name, index, "chip", [c.name for c in chips] + [c.id for c in chips])
+    return next(c for c in chips if c.id == cid)
+
+
+def chip_row(c: Chip) -> dict[str, Any]:
+    """One chip as a flat dict of SI columns (used by :func:`chips`)."""
+    row: dict[str, Any] = {
+        "id": c.id, "name": c.name, "vendor": c.vendor, "kind": c.kind, "status": c.status,
+        "year": c.year, "what_if": c.what_if,
+    }
+    for p in PRECISIONS:
+        row[f"peak_{p}_flop_s"] = c.peak_dense_flop_s.get(p)
+    row.update(
+        hbm_bytes=c.hbm_bytes, hbm_bw_bytes_per_s=c.hbm_bw_bytes_per_s, sram_bytes=c.sram_bytes,
+        sram_bw_bytes_per_s=c.sram_bw_bytes_per_s, memory_kind=c.memory_kind,
+        memory_bw_bytes_per_s=c.memory_bw_bytes_per_s,
+        ridge_bf16_flop_per_byte=(c.ridge_point("bf16") if "bf16" in c.peak_dense_flop_s else None),
+        link_bw_bytes_per_s=c.link_bw_bytes_per_s, link_bw_direction=c.link_bw_direction,
+        link_latency_s=c.link_latency_s, scale_up_chips=c.scale_up_chips,
+        matrix_unit=(f"{c.mxu_count or ''}{'×' if c.mxu_count else ''}{c.mxu_rows}x{c.mxu_cols}"
+                     if c.mxu_rows else None),
+        tdp_w=c.tdp_w, price_usd_per_hour=c.price_usd_per_hour,
+        price_provider=(c.provenance["price_usd_per_s"].provider if "price_usd_per_s" in c.provenance else None),
+        price_date=(c.provenance["price_usd_per_s"].date if "price_usd_per_s" in c.provenance else None),
+        n_sources=len({p.source.id for p in c.provenance.values()}),
+        sources="; ".join(sorted({p.source.id for p in c.provenance.values()})),
+        disagreements=sum(len(p.alternatives) for p in c.provenance.values()),
+    )
+    return row
+
+
+def chips(*extra_files: str | Path) -> pd.DataFrame:
+    """The chip catalogue, one row per chip, SI columns whose names carry the unit."""
+    return pd.DataFrame([chip_row(c) for c in all_chips(*extra_files)])
+
+
+def provenance_table(chip: Chip | str) -> pd.DataFrame:
+    """Every number of one chip with its source, date, kind, note and disagreeing values."""
+    c = get_chip(chip) if isinstance(chip, str) else chip
+    rows = []
+    for field, p in c.provenance.items():
+        if field.startswith("peak_dense_"):
+            value = c.peak_dense_flop_s[field.removeprefix("peak_dense_")]
+        elif field.startswith("peak_sparse_"):
+            value = c.peak_sparse_flop_s[field.removeprefix("peak_sparse_")]
+        elif field == "matrix_unit":
+            value = f"{c.mxu_rows}x{c.mxu_cols}"
+        else:
+            value = getattr(c, field)
+        rows.append({
+            "field": field, "value_si": value, "source": p.source.title, "url": p.source.url,
+            "date": p.date, "kind": p.kind, "note": p.note, "direction": p.direction,
+            "disagrees": "; ".join(f"{v:.4g} ({s.id}{': ' + n if n else ''})" for v, s, n in p.alternatives),
+        })
+    return pd.DataFrame(rows)
