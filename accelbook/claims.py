@@ -1,0 +1,209 @@
+"""Article claims, tested: each claim in ``data/claims.toml`` is checked against the catalogue.
+
+A check function takes the claim's own numbers (``params``) and returns what the model computes
+and a verdict with its reason:
+
+- **supported**: the catalogue and the model reproduce the claim;
+- **not supported**: they contradict it (the reason says by how much and why);
+- **cannot tell**: the answer hinges on something nobody has measured (the reason says what).
+
+Verdicts are computed from the catalogue, so they follow the data: change a price in
+``data/chips.toml`` and the verdict can change.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import pandas as pd
+
+from .catalogue import DATA_DIR, CatalogueError, _check_keys, load_sources, read_table_file
+from .chip import get_chip
+from .economics import implied_params, peak_flop_per_usd
+
+VERDICTS = ("supported", "not supported", "cannot tell")
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    claim: str
+    origin: str
+    published: str
+    evidence: tuple[str, ...]
+    check: str
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    claim: Claim
+    model_says: str
+    verdict: str
+    reason: str
+    numbers: Mapping[str, float]
+
+
+_CHECKS: dict[str, Callable[..., tuple[str, str, str, dict]]] = {}
+
+
+def _check(fn):
+    _CHECKS[fn.__name__] = fn
+    return fn
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.0f}%"
+
+
+@_check
+def tokens_and_mfu(chip_a, tokens_a, mfu_a, chip_b, tokens_b, mfu_b):
+    """Tokens/s and MFU together fix the model size: N ≈ MFU·P / (6·tokens/s)."""
+    a, b = get_chip(chip_a), get_chip(chip_b)
+    n_a = implied_params(tokens_a, mfu_a, a)
+    n_b = implied_params(tokens_b, mfu_b, b)
+    ratio = n_a / n_b
+    says = (f"At the stated MFU, {tokens_a:,} tokens/s on {a.name} implies a {n_a / 1e9:.1f}B-parameter model "
+            f"(6N FLOPs/token); {tokens_b:,} tokens/s on {b.name} implies {n_b / 1e9:.1f}B.")
+    if abs(math.log(ratio)) > math.log(1.25):
+        verdict = "not supported"
+        reason = (f"The two halves cannot describe the same training run: the implied model sizes differ "
+                  f"{ratio:.2f}x. No published run matches either pair (see 'published').")
+    else:
+        verdict = "cannot tell"
+        reason = "The pair is self-consistent, but no published run reports it."
+    return says, verdict, reason, {"implied_params_a": n_a, "implied_params_b": n_b, "ratio": ratio}
+
+
+@_check
+def price_range(chip_a, low_a, high_a, chip_b, low_b, high_b):
+    """Compare claimed hourly price ranges with the catalogue's list prices."""
+    out, inside, nums = [], [], {}
+    for cid, lo, hi in ((chip_a, low_a, high_a), (chip_b, low_b, high_b)):
+        c = get_chip(cid)
+        if c.price_usd_per_hour is None:
+            return f"{c.name} has no published price.", "cannot tell", "No price to compare.", {}
+        p = c.price_usd_per_hour
+        prov = c.provenance["price_usd_per_s"]
+        alts = [v * 3600 for v, _, _ in prov.alternatives]
+        ok = lo <= p <= hi
+        inside.append(ok)
+        nums[f"price_{cid}"] = p
+        rng = f"; other listings {min(alts):.2f}-{max(alts):.2f}" if alts else ""
+        out.append(f"{c.name}: ${p:.2f}/h ({prov.provider}, {prov.date}){rng} vs claimed ${lo:g}-{hi:g}")
+    if all(inside):
+        return "; ".join(out) + ".", "supported", "Both list prices fall inside the claimed ranges.", nums
+    if not any(inside):
+        return ("; ".join(out) + ".", "not supported",
+                "Neither published price falls in its claimed range; both claims are above what providers list.", nums)
+    return "; ".join(out) + ".", "not supported", "One of the two published prices falls outside its range.", nums
+
+
+@_check
+def price_performance(chip_a, chip_b, low, high, mfu_a, mfu_b):
+    """Price-performance ratio a/b = (MFU_a·P_a/price_a) / (MFU_b·P_b/price_b) under two MFU assumptions."""
+    a, b = get_chip(chip_a), get_chip(chip_b)
+    equal = peak_flop_per_usd(a) / peak_flop_per_usd(b)
+    claimed = equal * mfu_a / mfu_b
+    says = (f"Peak bf16 FLOPs per list-price dollar: {a.name} / {b.name} = {equal:.2f} ({_pct(equal - 1)}) at equal MFU; "
+            f"{claimed:.2f} ({_pct(claimed - 1)}) with MFU {mfu_a:.0%} vs {mfu_b:.0%}.")
+    hits = [low <= r <= high for r in (equal, claimed)]
+    if all(hits):
+        verdict, reason = "supported", "Both MFU assumptions land in the claimed range."
+    elif not any(hits):
+        verdict, reason = "not supported", "Neither MFU assumption lands in the claimed range."
+    else:
+        verdict = "cannot tell"
+        reason = ("The claim holds only if both chips reach the same MFU; nobody has published a measured "
+                  "price-performance comparison, and the ratio moves with each chip's MFU and negotiated price.")
+    return says, verdict, reason, {"ratio_equal_mfu": equal, "ratio_claimed_mfu": claimed}
+
+
+@_check
+def generation_price_performance(chip, baseline, claimed, vendor_claim, also_against=()):
+    """Peak FLOPs per dollar of ``chip`` relative to ``baseline`` (and others), vs the claimed factor."""
+    c = get_chip(chip)
+    base = get_chip(baseline)
+    r = peak_flop_per_usd(c) / peak_flop_per_usd(base)
+    nums = {f"vs_{baseline}": r}
+    others = []
+    for o in also_against:
+        oc = get_chip(o)
+        ro = peak_flop_per_usd(c) / peak_flop_per_usd(oc)
+        nums[f"vs_{o}"] = ro
+        others.append(f"{ro:.1f}x vs {oc.name}")
+    says = (f"Peak bf16 FLOPs per list-price dollar: {c.name} is {r:.2f}x {base.name}"
+            + (f" ({', '.join(others)})" if others else "") + ".")
+    if r >= 0.9 * claimed:
+        return says, "supported", f"The list-price arithmetic reaches {r:.1f}x.", nums
+    return (says, "not supported",
+            f"Against its own predecessor the arithmetic gives {r:.1f}x and the vendor itself claims up to "
+            f"{vendor_claim:g}x; {claimed:g}x matches the vendor's PERFORMANCE figure, not performance per dollar. "
+            f"Against other chips the factor depends on which one and at what price.", nums)
+
+
+@_check
+def memory_per_group(chip_a, claimed_a_gb, chip_b, n_b, claimed_b):
+    """HBM of one chip vs n chips of another; GB (1e9) vs GiB (2^30) made explicit."""
+    a, b = get_chip(chip_a), get_chip(chip_b)
+    a_gb = a.hbm_bytes / 1e9
+    b_gib = n_b * b.hbm_bytes / 2**30
+    b_gb = n_b * b.hbm_bytes / 1e9
+    says = (f"{a.name}: {a_gb:.0f} GB. {n_b} x {b.name}: {b_gib:.0f} GiB = {b_gb:.0f} GB. "
+            f"Per chip: {a_gb:.0f} GB vs {b.hbm_bytes / 1e9:.0f} GB ({b.hbm_bytes / a.hbm_bytes:.2f}x); "
+            f"8 x {a.name}: {8 * a_gb:.0f} GB.")
+    ok = abs(a_gb - claimed_a_gb) / claimed_a_gb < 0.01 and (
+        abs(b_gib - claimed_b) / claimed_b < 0.01 or abs(b_gb - claimed_b) / claimed_b < 0.01)
+    if ok:
+        return (says, "supported",
+                "The numbers are right, but the units are GiB for v5p and GB for H100, and the comparison puts one "
+                "chip against eight: per chip the gap is 1.27x, per 8 chips 816 GB vs 640 GB.",
+                {"a_gb": a_gb, "b_gib": b_gib, "b_gb": b_gb})
+    return says, "not supported", "The catalogue's capacities do not reproduce the claimed figures.", {
+        "a_gb": a_gb, "b_gib": b_gib, "b_gb": b_gb}
+
+
+def load_claims(path: Path | str | None = None) -> tuple[Claim, ...]:
+    path = Path(path) if path is not None else DATA_DIR / "claims.toml"
+    raw = read_table_file(path)
+    sources = load_sources()
+    out = []
+    for cid, e in raw.items():
+        _check_keys(path, cid, e, required={"claim", "origin", "published", "evidence", "check", "params"},
+                    optional=set())
+        if e["check"] not in _CHECKS:
+            raise CatalogueError(path, cid, "check", f"no check named {e['check']!r}; have {sorted(_CHECKS)}")
+        for sid in e["evidence"]:
+            if sid not in sources:
+                raise CatalogueError(path, cid, "evidence", f"source {sid!r} is not in sources.toml")
+        out.append(Claim(cid, e["claim"], e["origin"], e["published"], tuple(e["evidence"]), e["check"],
+                         dict(e["params"])))
+    return tuple(out)
+
+
+def evaluate(claim: Claim) -> Verdict:
+    says, verdict, reason, nums = _CHECKS[claim.check](**claim.params)
+    assert verdict in VERDICTS
+    return Verdict(claim, says, verdict, reason, nums)
+
+
+@functools.lru_cache(maxsize=1)
+def _all() -> tuple[Verdict, ...]:
+    return tuple(evaluate(c) for c in load_claims())
+
+
+def verdicts() -> tuple[Verdict, ...]:
+    """Every claim of data/claims.toml with the model's answer and verdict."""
+    return _all()
+
+
+def claims_table() -> pd.DataFrame:
+    """One row per claim: claim, origin, what was published, what the model computes, verdict, reason."""
+    return pd.DataFrame([{
+        "id": v.claim.id, "claim": v.claim.claim, "published": v.claim.published,
+        "model": v.model_says, "verdict": v.verdict, "reason": v.reason,
+    } for v in verdicts()])

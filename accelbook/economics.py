@@ -1,0 +1,112 @@
+"""Training throughput and what it costs: tokens/s per chip, USD per token, price-performance.
+
+Model FLOPs utilisation (MFU, PaLM arXiv:2204.02311 App. B) is the fraction of a chip's peak
+that the model's own FLOPs use:
+
+    MFU = tokens_per_s · C_train / P,   so   tokens_per_s = MFU · P / C_train
+
+with ``C_train`` the training FLOPs per token (:meth:`Model.flops_per_token`, 6N + 12·L·H·d_h·s)
+and ``P`` the dense peak at the training precision. The cost of a token is the chip's price per
+second over its token rate:
+
+    USD_per_token = price_usd_per_s / tokens_per_s
+
+Worked number: Llama 3.1 70B at s = 4096 needs C_train = 4.49e11 FLOP/token; on an H100 at 40 %
+MFU that is 0.40 · 989.4e12 / 4.49e11 = 881 tokens/s; at USD 10.8/h = 3.0e-3 USD/s this is
+3.0e-3 / 881 · 1e6 = USD 3.41 per million tokens.
+
+Here MFU is an input (a slider). Predicting MFU from the parallel layout is the training issue's
+job; this module only turns an MFU into tokens and dollars, and back.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .chip import Chip
+from .llm import Model
+
+
+def _fraction(name: str, x: float) -> float:
+    if not (isinstance(x, (int, float)) and math.isfinite(x) and 0 < x <= 1):
+        raise ValueError(f"{name} must be a fraction in (0, 1], got {x!r}")
+    return float(x)
+
+
+def _price(chip: Chip, price_usd_per_hour: float | None) -> float:
+    """USD per chip-second: the override if given, else the catalogue's list price."""
+    if price_usd_per_hour is not None:
+        if not (math.isfinite(price_usd_per_hour) and price_usd_per_hour > 0):
+            raise ValueError(f"price must be > 0 USD/h, got {price_usd_per_hour!r}")
+        return price_usd_per_hour / 3600.0
+    if chip.price_usd_per_s is None:
+        raise ValueError(f"{chip.name} has no published price per chip-hour; give one")
+    return chip.price_usd_per_s
+
+
+def training_tokens_per_s(model: Model, chip: Chip, mfu: float, seq_len: int = 4096,
+                          precision: str = "bf16") -> float:
+    """Training tokens/s per chip: ``MFU · P / C_train`` (tokens/s)."""
+    return _fraction("mfu", mfu) * chip.peak_flop_s(precision) / model.flops_per_token(seq_len, training=True)
+
+
+def implied_mfu(tokens_per_s: float, model: Model, chip: Chip, seq_len: int = 4096,
+                precision: str = "bf16") -> float:
+    """MFU implied by a measured training rate: ``tokens_per_s · C_train / P``."""
+    if not tokens_per_s > 0:
+        raise ValueError(f"tokens_per_s must be > 0, got {tokens_per_s!r}")
+    return tokens_per_s * model.flops_per_token(seq_len, training=True) / chip.peak_flop_s(precision)
+
+
+def implied_params(tokens_per_s: float, mfu: float, chip: Chip, precision: str = "bf16") -> float:
+    """Parameters N that a (tokens/s, MFU) pair implies on ``chip`` with C ≈ 6N: ``MFU·P / (6·tokens/s)``."""
+    if not tokens_per_s > 0:
+        raise ValueError(f"tokens_per_s must be > 0, got {tokens_per_s!r}")
+    return _fraction("mfu", mfu) * chip.peak_flop_s(precision) / (6.0 * tokens_per_s)
+
+
+def usd_per_token(tokens_per_s: float, chip: Chip, price_usd_per_hour: float | None = None) -> float:
+    """USD per token: ``price_usd_per_s / tokens_per_s``."""
+    if not tokens_per_s > 0:
+        raise ValueError(f"tokens_per_s must be > 0, got {tokens_per_s!r}")
+    return _price(chip, price_usd_per_hour) / tokens_per_s
+
+
+def peak_flop_per_usd(chip: Chip, precision: str = "bf16", price_usd_per_hour: float | None = None) -> float:
+    """Peak FLOPs bought per dollar: ``P / price_usd_per_s`` (FLOP/USD). Price-performance at MFU = 1."""
+    return chip.peak_flop_s(precision) / _price(chip, price_usd_per_hour)
+
+
+def training_cost_table(model: Model, chips: list[Chip], mfu: float, seq_len: int = 4096,
+                        precision: str = "bf16", price_scale: float = 1.0,
+                        train_tokens: float = 1e12) -> tuple[pd.DataFrame, list[str]]:
+    """Tokens/s per chip, USD per million tokens and chip-hours to train ``train_tokens`` tokens.
+
+    Chips without a published price or peak at ``precision`` are left out; their names and the
+    reason come back as the second element so a notebook can say so.
+    """
+    if not (math.isfinite(price_scale) and price_scale > 0):
+        raise ValueError(f"price_scale must be > 0, got {price_scale!r}")
+    if not (math.isfinite(train_tokens) and train_tokens > 0):
+        raise ValueError(f"train_tokens must be > 0, got {train_tokens!r}")
+    rows, skipped = [], []
+    for chip in chips:
+        if precision not in chip.peak_dense_flop_s:
+            skipped.append(f"{chip.name}: no published dense {precision} peak")
+            continue
+        if chip.price_usd_per_s is None:
+            skipped.append(f"{chip.name}: no published price")
+            continue
+        tps = training_tokens_per_s(model, chip, mfu, seq_len, precision)
+        price_h = chip.price_usd_per_hour * price_scale
+        usd_tok = usd_per_token(tps, chip, price_h)
+        chip_s = train_tokens / tps
+        rows.append({
+            "chip": chip.name, "kind": chip.kind, "tokens_per_s_per_chip": tps,
+            "usd_per_million_tokens": usd_tok * 1e6, "price_usd_per_hour": price_h,
+            "chip_hours": chip_s / 3600.0, "train_cost_usd": usd_tok * train_tokens,
+            "peak_flop_per_usd": peak_flop_per_usd(chip, precision, price_h),
+        })
+    return pd.DataFrame(rows), skipped

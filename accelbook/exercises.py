@@ -1,0 +1,117 @@
+"""Exercise checkers: ``check("ridge-h100", 295)`` marks an answer right or wrong, with a hint.
+
+Each exercise states its question, computes its expected answer from the catalogue and the model
+functions (so it follows the data), and accepts a numeric answer within a tolerance or one of a set
+of words. A wrong answer gets a hint, never the answer.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .chip import get_chip
+from .economics import training_tokens_per_s, usd_per_token
+from .llm import get_model
+from .roofline import layer_roofline
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str
+    notebook: str
+    question: str
+    expected: Callable[[], Any]    # a number, or a set of accepted lower-case words
+    rel_tol: float = 0.02
+    hint: str = ""
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class Result:
+    exercise: Exercise
+    answer: Any
+    correct: bool
+    message: str
+
+    def _repr_html_(self) -> str:
+        colour, mark = ("#2e7d32", "✔ Correct") if self.correct else ("#b00020", "✘ Not yet")
+        return (f'<div style="border-left:4px solid {colour};padding:4px 10px"><b style="color:{colour}">{mark}.</b> '
+                f"{html.escape(self.message)}</div>")
+
+    def __repr__(self) -> str:
+        return ("Correct. " if self.correct else "Not yet. ") + self.message
+
+    def __bool__(self) -> bool:
+        return self.correct
+
+
+def _ridge(chip: str) -> float:
+    return get_chip(chip).ridge_point("bf16")
+
+
+def _decode_ffn_bound() -> set[str]:
+    df = layer_roofline(get_model("llama-3.1-70b"), get_chip("h100"), "decode", 1, 4096)
+    return {df.loc[df["op"] == "FFN up + gate", "bound"].iloc[0]}
+
+
+def _cost_v5p() -> float:
+    m, c = get_model("llama-3.1-70b"), get_chip("tpu-v5p")
+    return usd_per_token(training_tokens_per_s(m, c, 0.5, 4096), c) * 1e6
+
+
+def _batch_to_ridge() -> float:
+    # GEMM of T tokens with a k×n weight: I = 2Tkn / (b(Tk + kn + Tn)) ≈ T / b for T << k, n (b = 2 bytes)
+    # so the decode GEMM turns compute-bound near T = b · I* = 2 · (P/B) / 2 = I* tokens.
+    return _ridge("h100")
+
+
+EXERCISES: dict[str, Exercise] = {e.id: e for e in [
+    Exercise("ridge-h100", "00", "What is the ridge point of an H100 in dense bf16, in FLOP/byte?",
+             lambda: _ridge("h100"), 0.02, "Divide peak FLOP/s by memory bandwidth in bytes/s; both from ab.get_chip('h100').",
+             "FLOP/byte"),
+    Exercise("ridge-higher", "00", "Which has the higher bf16 ridge point: 'h100' or 'tpu-v5p'?",
+             lambda: {"h100" if _ridge("h100") > _ridge("tpu-v5p") else "tpu-v5p"}, hint=
+             "A higher ridge means a kernel needs more FLOPs per byte before the math units become the limit."),
+    Exercise("v5p-8-chip-gib", "00", "How many GiB of HBM do 8 TPU v5p chips hold together?",
+             lambda: 8 * get_chip("tpu-v5p").hbm_bytes / 2**30, 0.01,
+             "GiB = 2**30 bytes; the catalogue stores bytes.", "GiB"),
+    Exercise("decode-bound", "01", "Decoding Llama 3.1 70B at batch 1 on an H100: is the FFN GEMM 'compute' "
+             "or 'memory' bound?", _decode_ffn_bound, hint="Count FLOPs per byte of weights read when only one "
+             "token multiplies each weight."),
+    Exercise("batch-to-ridge", "01", "About how many tokens per step must a bf16 decode GEMM process before it "
+             "turns compute-bound on an H100? (within 30%)", _batch_to_ridge, 0.30,
+             "For T tokens and a k×n weight, I = 2Tkn / (2(Tk + kn + Tn)) ≈ T when T is much smaller than k and n.",
+             "tokens"),
+    Exercise("cost-v5p", "01", "USD per million training tokens for Llama 3.1 70B (s = 4096) on TPU v5p at 50% MFU "
+             "and list price?", _cost_v5p, 0.03,
+             "tokens/s = MFU·P / C_train with C_train = model.flops_per_token(4096, training=True); "
+             "then price per second / tokens per second.", "USD"),
+]}
+
+
+def check(exercise_id: str, answer: Any) -> Result:
+    """Mark ``answer`` to exercise ``exercise_id``; returns a Result that displays as ✔ or ✘ with a hint."""
+    try:
+        ex = EXERCISES[exercise_id]
+    except KeyError:
+        raise ValueError(f"no exercise {exercise_id!r}; have {', '.join(EXERCISES)}") from None
+    expected = ex.expected()
+    if isinstance(expected, set):
+        ok = isinstance(answer, str) and answer.strip().lower() in expected
+        msg = "" if ok else f"Hint: {ex.hint}"
+        if ok:
+            msg = f"'{answer}' is right."
+        return Result(ex, answer, ok, msg)
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        return Result(ex, answer, False, f"Give a number{(' in ' + ex.unit) if ex.unit else ''}. Hint: {ex.hint}")
+    ok = math.isfinite(value) and abs(value - expected) <= ex.rel_tol * abs(expected)
+    if ok:
+        return Result(ex, answer, True, f"{value:,.4g} {ex.unit} is within {ex.rel_tol:.0%} of the model's "
+                                        f"{expected:,.4g} {ex.unit}.")
+    direction = "too high" if value > expected else "too low"
+    return Result(ex, answer, False, f"{value:,.4g} {ex.unit} is {direction}. Hint: {ex.hint}")

@@ -1,0 +1,31 @@
+"""Notebook session setup: chart rendering that works offline, and small display helpers.
+
+Altair 6's default renderer loads Vega from a CDN (fails offline) and JupyterLab 4.6 renders only
+Vega-Lite 5, so charts are drawn to SVG in the kernel by vl-convert (``alt.renderers.enable("svg")``).
+"""
+
+from __future__ import annotations
+
+import html
+
+import altair as alt
+
+
+def setup() -> None:
+    """Call once at the top of a notebook."""
+    alt.renderers.enable("svg")
+    alt.data_transformers.disable_max_rows()
+
+
+def takeaway(text: str):
+    """A **Takeaway** box (HTML) for the end of a section."""
+    from IPython.display import HTML, Markdown
+
+    try:
+        import markdown
+
+        body = markdown.markdown(text)
+    except ImportError:  # pragma: no cover
+        body = html.escape(text)
+    return HTML('<div style="border-left:5px solid #2e7d32;background:#f1f8e9;padding:6px 12px;margin:8px 0">'
+                f"<b>Takeaway.</b> {body}</div>")

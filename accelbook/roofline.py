@@ -1,0 +1,221 @@
+"""Rooflines: how fast can an operation run on a chip, and what bounds it?
+
+The roofline model (Williams, Waterman & Patterson, CACM 2009) bounds an operation that does
+``F`` FLOPs and moves ``D`` bytes to or from memory on a chip with peak ``P`` FLOP/s and memory
+bandwidth ``B`` bytes/s:
+
+    t_math = F / P,   t_mem = D / B,   t >= max(t_math, t_mem)
+
+Arithmetic intensity ``I = F / D`` (FLOP/byte); attainable throughput ``min(P, I·B)``; the ridge
+point ``I* = P / B`` is the intensity above which the math units, not memory, set the time.
+Worked number: H100 bf16, ``I* = 989.4e12 / 3.35e12 = 295 FLOP/byte``; TPU v5p,
+``459e12 / 2.765e12 = 166 FLOP/byte``.
+
+:func:`layer_ops` lists the operations of one transformer layer with their FLOPs and bytes in
+training, prefill and decode; :func:`layer_roofline` places them on a chip's roofline.
+Assumptions (stated in notebook 01 too): every operand crosses memory once per op (no reuse across
+ops, so ``D`` is a lower bound for the op and the time a lower bound too); attention is fused
+(FlashAttention: no s×s matrix in memory) and causal (half the QKᵀ/AV work); training = forward ×3
+in FLOPs and bytes (the backward of ``Y = XW`` computes ``dX`` and ``dW``, each the forward's size).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .chip import Chip
+from .llm import Model, bytes_per_element
+
+PHASES = ("training", "prefill", "decode")
+
+
+def _positive(name: str, value, allow_zero: bool = False) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    bad = ~np.isfinite(arr) | ((arr < 0) if allow_zero else (arr <= 0))
+    if np.any(bad):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite, got {value!r}")
+    return arr
+
+
+def ridge_point(peak_flop_s, bw_bytes_per_s):
+    """Ridge point ``I* = P / B`` in FLOP/byte."""
+    return _positive("peak_flop_s", peak_flop_s) / _positive("bw_bytes_per_s", bw_bytes_per_s)
+
+
+def attainable_flop_s(intensity_flop_per_byte, peak_flop_s, bw_bytes_per_s):
+    """Attainable FLOP/s ``min(P, I·B)`` at arithmetic intensity ``I`` (FLOP/byte)."""
+    i = _positive("intensity_flop_per_byte", intensity_flop_per_byte)
+    return np.minimum(_positive("peak_flop_s", peak_flop_s), i * _positive("bw_bytes_per_s", bw_bytes_per_s))
+
+
+def time_bounds(flops, bytes_moved, peak_flop_s, bw_bytes_per_s):
+    """``(t_math, t_mem, t)`` in seconds with ``t = max(t_math, t_mem)``; arrays broadcast."""
+    f = _positive("flops", flops, allow_zero=True)
+    d = _positive("bytes_moved", bytes_moved, allow_zero=True)
+    t_math = f / _positive("peak_flop_s", peak_flop_s)
+    t_mem = d / _positive("bw_bytes_per_s", bw_bytes_per_s)
+    return t_math, t_mem, np.maximum(t_math, t_mem)
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation: FLOPs it does and bytes it moves to/from memory."""
+
+    name: str
+    kind: str      # "gemm", "attention" or "elementwise"
+    flops: float
+    bytes: float
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes
+
+
+def _gemm(name: str, T: float, k: int, n: int, b: float, weight_bytes: float | None = None) -> Op:
+    """``Y[T×n] = X[T×k] · W[k×n]``: F = 2·T·k·n, D = (T·k + k·n + T·n)·b."""
+    w = k * n * b if weight_bytes is None else weight_bytes
+    return Op(name, "gemm", 2.0 * T * k * n, T * k * b + w + T * n * b)
+
+
+def layer_ops(model: Model, phase: str, batch: int, seq_len: int, precision: str = "bf16") -> list[Op]:
+    """Operations of one transformer layer (an MoE layer for MoE models) for one step.
+
+    Parameters
+    ----------
+    model : the architecture
+    phase : "training" (forward+backward over B·s tokens), "prefill" (forward over B·s tokens) or
+        "decode" (one new token for each of B sequences, attending to a context of s tokens)
+    batch : B, sequences per step (>= 1)
+    seq_len : s, tokens per sequence (context length in decode), >= 1
+    precision : element type of weights, activations and KV cache ("bf16", "fp8", ...)
+    """
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {PHASES}, got {phase!r}")
+    for name, v in (("batch", batch), ("seq_len", seq_len)):
+        if isinstance(v, bool) or not float(v).is_integer() or v < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {v!r}")
+    B, s = int(batch), int(seq_len)
+    b = bytes_per_element(precision)
+    d = model.d_model
+    T = B if phase == "decode" else B * s  # tokens processed by the weight GEMMs this step
+    ops: list[Op] = []
+    # two norms and two residual adds: read/write T·d each, a few FLOPs per element
+    ops.append(Op("norms + residual", "elementwise", 10.0 * T * d, 10.0 * T * d * b))
+
+    mats = model.attention_matrices()
+    proj = {k: v for k, v in mats.items() if k != "o"}
+    f = sum(2.0 * T * i * o for i, o in proj.values())
+    w = sum(i * o for i, o in proj.values()) * b
+    # x is read once; every output is written; MLA's latents are also read back by the up-projections
+    act = T * b * (d + sum(o for _, o in proj.values()) + sum(i for i, _ in proj.values() if i != d))
+    ops.append(Op("QKV projection", "gemm", f, w + act))
+
+    d_qk, d_v = model.attention_dim
+    if phase == "decode":
+        if model.mla is not None:  # absorbed MLA: attend over the cached latent directly
+            m = model.mla
+            f = 2.0 * B * s * model.n_heads * (2 * m.kv_lora_rank + m.qk_rope_head_dim)
+        else:
+            f = 2.0 * B * s * (d_qk + d_v)
+        kv_read = B * s * model.kv_cache_bytes_per_token(precision) / model.n_layers
+        ops.append(Op("attention (QK^T, softmax, AV)", "attention", f, kv_read + B * (d_qk + d_v) * b))
+    else:
+        f = 2.0 * B * s * s * (d_qk + d_v) * 0.5  # causal: half the score matrix is computed
+        if model.mla is None:
+            kv = 2 * model.kv_heads * model.d_head
+        else:
+            kv = d_qk + d_v  # K and V are rebuilt per head from the latent
+        ops.append(Op("attention (QK^T, softmax, AV)", "attention", f, B * s * (d_qk + kv + d_v) * b))
+
+    i, o = mats["o"]
+    ops.append(_gemm("output projection", T, i, o, b))
+
+    gate = 2 if model.ffn == "swiglu" else 1
+    if model.moe is None:
+        ops.append(_gemm("FFN up + gate", T, d, gate * model.d_ff, b))
+        ops.append(_gemm("FFN down", T, model.d_ff, d, b))
+    else:
+        moe = model.moe
+        ops.append(_gemm("router", T, d, moe.n_experts, b))
+        # expected number of distinct experts hit by T·k routed tokens under uniform routing
+        touched = moe.n_experts * (1.0 - (1.0 - moe.top_k / moe.n_experts) ** T)
+        per_expert = (gate + 1) * d * moe.d_ff_expert
+        f = 2.0 * T * moe.top_k * per_expert
+        act = T * moe.top_k * (2 * d + (gate + 1) * moe.d_ff_expert) * b
+        ops.append(Op("routed experts", "gemm", f, touched * per_expert * b + act))
+        if moe.n_shared_experts:
+            ff = moe.n_shared_experts * moe.d_ff_expert
+            ops.append(_gemm("shared expert up + gate", T, d, gate * ff, b))
+            ops.append(_gemm("shared expert down", T, ff, d, b))
+
+    if phase == "training":
+        ops = [Op(op.name, op.kind, 3.0 * op.flops, 3.0 * op.bytes) for op in ops]
+    return ops
+
+
+def layer_roofline(model: Model, chip: Chip, phase: str, batch: int, seq_len: int,
+                   precision: str = "bf16") -> pd.DataFrame:
+    """One row per operation of a layer on ``chip``: FLOPs, bytes, intensity, bounds, time.
+
+    Columns: op, kind, flops, bytes, intensity_flop_per_byte, t_math_s, t_mem_s, t_s, bound,
+    attainable_flop_s, phase, chip, precision.
+    """
+    return pd.DataFrame(layer_roofline_columns(model, chip, phase, batch, seq_len, precision))
+
+
+def layer_roofline_columns(model: Model, chip: Chip, phase: str, batch: int, seq_len: int,
+                           precision: str = "bf16") -> dict[str, np.ndarray]:
+    """:func:`layer_roofline` as a dict of equal-length arrays (cheap to concatenate for many chips)."""
+    peak = chip.peak_flop_s(precision)
+    bw = chip.memory_bw_bytes_per_s
+    if bw is None:
+        raise ValueError(f"{chip.name} has no published memory bandwidth")
+    ops = layer_ops(model, phase, batch, seq_len, precision)
+    n = len(ops)
+    flops = np.array([op.flops for op in ops])
+    nbytes = np.array([op.bytes for op in ops])
+    t_math, t_mem, t = time_bounds(flops, nbytes, peak, bw)
+    intensity = flops / nbytes
+    return {
+        "op": np.array([op.name for op in ops], dtype=object), "kind": np.array([op.kind for op in ops], dtype=object),
+        "flops": flops, "bytes": nbytes, "intensity_flop_per_byte": intensity,
+        "t_math_s": t_math, "t_mem_s": t_mem, "t_s": t,
+        "bound": np.where(t_math >= t_mem, "compute", "memory").astype(object),
+        "attainable_flop_s": attainable_flop_s(intensity, peak, bw),
+        "phase": np.full(n, phase, dtype=object), "chip": np.full(n, chip.name, dtype=object),
+        "precision": np.full(n, precision, dtype=object),
+    }
+
+
+def roofline_curve(chip: Chip, precision: str = "bf16", i_min: float = 0.1, i_max: float = 1e5,
+                   n: int = 64) -> pd.DataFrame:
+    """Points of the roofline ``min(P, I·B)`` on a log grid of intensity, plus the exact ridge."""
+    return pd.DataFrame(roofline_curve_columns(chip, precision, i_min, i_max, n))
+
+
+def roofline_curve_columns(chip: Chip, precision: str = "bf16", i_min: float = 0.1, i_max: float = 1e5,
+                           n: int = 64) -> dict[str, np.ndarray]:
+    """:func:`roofline_curve` as a dict of equal-length arrays."""
+    if not (0 < i_min < i_max) or n < 2:
+        raise ValueError("need 0 < i_min < i_max and n >= 2")
+    peak, bw = chip.peak_flop_s(precision), chip.memory_bw_bytes_per_s
+    if bw is None:
+        raise ValueError(f"{chip.name} has no published memory bandwidth")
+    ridge = peak / bw
+    grid = np.geomspace(i_min, i_max, n)
+    if i_min < ridge < i_max:
+        grid = np.sort(np.append(grid, ridge))
+    m = len(grid)
+    return {
+        "chip": np.full(m, chip.name, dtype=object), "precision": np.full(m, precision, dtype=object),
+        "intensity_flop_per_byte": grid, "attainable_flop_s": attainable_flop_s(grid, peak, bw),
+        "ridge_flop_per_byte": np.full(m, ridge),
+    }
+
+
+def concat_columns(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
+    """Concatenate several ``*_columns`` results into one DataFrame."""
+    return pd.DataFrame({k: np.concatenate([p[k] for p in parts]) for k in parts[0]})
