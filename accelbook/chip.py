@@ -322,3 +322,21 @@ def provenance_table(chip: Chip | str) -> pd.DataFrame:
             "disagrees": "; ".join(f"{v:.4g} ({s.id}{': ' + n if n else ''})" for v, s, n in p.alternatives),
         })
     return pd.DataFrame(rows)
+
+
+def summary_table(df: pd.DataFrame | None = None, precision: str = "bf16") -> pd.DataFrame:
+    """The catalogue in the units people read (TFLOP/s, GB, TB/s, USD/h); blanks = not published."""
+    df = chips() if df is None else df
+    col = f"peak_{precision}_flop_s"
+    return pd.DataFrame({
+        "chip": df["name"], "status": df["status"],
+        f"{precision} TFLOP/s": df[col] / 1e12,
+        "memory": df["memory_kind"],
+        "memory GB": df["hbm_bytes"].fillna(df["sram_bytes"]) / 1e9,
+        "memory TB/s": df["memory_bw_bytes_per_s"] / 1e12,
+        "ridge FLOP/B": df[col] / df["memory_bw_bytes_per_s"],
+        "link GB/s": df["link_bw_bytes_per_s"] / 1e9,
+        "link dir.": df["link_bw_direction"],
+        "TDP W": df["tdp_w"],
+        "USD/h": df["price_usd_per_hour"],
+    }).reset_index(drop=True)

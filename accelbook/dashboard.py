@@ -179,18 +179,34 @@ def _format_error(exc: BaseException) -> tuple[str, str]:
 
 
 class Dashboard:
-    """The widgets for a :class:`DashboardSpec`. ``Dashboard(spec).widget`` is what a notebook shows."""
+    """The widgets for a :class:`DashboardSpec`. ``Dashboard(spec).widget`` is what a notebook shows.
 
-    def __init__(self, spec: DashboardSpec, **initial):
+    ``renderer="browser"`` (default) sends the Vega-Lite spec to the page, where Vega draws it in
+    a few ms (Altair's JupyterChart, its JavaScript bundled offline once per kernel);
+    ``renderer="svg"`` draws the chart in the kernel with vl-convert (100-600 ms a chart, but
+    needs no JavaScript: for static exports and plain HTML). Without ``anywidget`` installed,
+    "browser" falls back to "svg".
+    """
+
+    def __init__(self, spec: DashboardSpec, renderer: str = "browser", **initial):
         import ipywidgets as W
 
+        if renderer not in ("browser", "svg"):
+            raise ValueError(f"renderer must be 'browser' or 'svg', got {renderer!r}")
+        if renderer == "browser" and not _browser_charts_available():
+            renderer = "svg"
+        self.renderer = renderer
         self.spec = spec
         self.values = spec.defaults()
         self.values.update(initial)
         self.controls = {k: _make_widget(c, self.values[k]) for k, c in spec.controls.items()}
-        self.chart = W.HTML(value="").add_class("accelbook-chart")
+        if renderer == "browser":
+            self.chart = _jupyter_chart().add_class("accelbook-chart")
+        else:
+            self.chart = W.HTML(value="").add_class("accelbook-chart")
         self.message = W.HTML(value="").add_class("accelbook-status")
         self.summary = W.HTMLMath(value="").add_class("accelbook-summary")
+        self.table = W.HTML(value="").add_class("accelbook-table")
         self.last_view: View | None = None
         self.last_error: str | None = None
         self.last_update_s: float | None = None
@@ -198,8 +214,13 @@ class Dashboard:
             w.observe(lambda change, key=k: self._on_change(key, change["new"]), names="value")
         box = W.GridBox(list(self.controls.values()),
                         layout=W.Layout(grid_template_columns="repeat(auto-fill, minmax(320px, 1fr))"))
-        self.widget = W.VBox([box, self.message, self.chart, self.summary]).add_class("accelbook-dashboard")
+        self.widget = W.VBox([box, self.message, self.chart, self.summary, self.table]).add_class("accelbook-dashboard")
         self.update()
+
+    @property
+    def chart_spec(self) -> dict | None:
+        """The Vega-Lite spec now on screen (None before the first successful update)."""
+        return None if self.last_view is None or self.last_view.chart is None else self.last_view.chart.to_dict()
 
     def _on_change(self, key: str, new: Any) -> None:
         c = self.spec.controls[key]
@@ -217,7 +238,8 @@ class Dashboard:
         t0 = time.perf_counter()
         try:
             view = self.spec.render(**self.values)
-            svg = chart_to_svg(view.chart) if view.chart is not None else ""
+            spec = view.chart.to_dict() if view.chart is not None else None
+            svg = chart_to_svg(view.chart) if (self.renderer == "svg" and spec is not None) else ""
         except Exception as exc:  # noqa: BLE001 - every failure is shown, none escapes the widget
             text, kind = _format_error(exc)
             self.last_error = text
@@ -226,14 +248,47 @@ class Dashboard:
         self.last_error = None
         self.last_view = view
         self.message.value = ""
-        self.chart.value = f'<div class="accelbook-svg">{svg}</div>'
+        if self.renderer == "svg":
+            self.chart.value = f'<div class="accelbook-svg">{svg}</div>'
+        elif spec is not None:
+            self.chart.spec = spec
         self.summary.value = _markdown(view.summary)
+        self.table.value = table_html(view.table) if view.table is not None else ""
         self.last_update_s = time.perf_counter() - t0
 
     def _ipython_display_(self):  # so a bare ``Dashboard(spec)`` at the end of a cell shows itself
         from IPython.display import display
 
         display(self.widget)
+
+
+def table_html(df: pd.DataFrame) -> str:
+    """A DataFrame as a compact HTML table: 4 significant digits, '—' for unpublished values."""
+    return df.to_html(index=False, na_rep="—", float_format=lambda x: f"{x:,.4g}", border=0,
+                      classes="accelbook-df")
+
+
+def _browser_charts_available() -> bool:
+    try:
+        import anywidget  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+_OFFLINE_DONE = False
+
+
+def _jupyter_chart():
+    """An empty Altair JupyterChart whose JavaScript is bundled locally (no CDN), once per kernel."""
+    import altair as alt
+
+    global _OFFLINE_DONE
+    if not _OFFLINE_DONE:
+        alt.JupyterChart.enable_offline()
+        _OFFLINE_DONE = True
+    placeholder = alt.Chart(pd.DataFrame({"x": [0]})).mark_point(opacity=0)
+    return alt.JupyterChart(placeholder, embed_options={"renderer": "svg", "actions": False})
 
 
 def _markdown(text: str) -> str:

@@ -11,7 +11,7 @@ import functools
 import pandas as pd
 
 from . import charts
-from .chip import PRECISIONS, all_chips, chips as chips_table, get_chip
+from .chip import PRECISIONS, all_chips, chips as chips_table, get_chip, summary_table
 from .dashboard import Choice, DashboardSpec, LogSlider, Slider, View, fmt_si
 from .economics import training_cost_table
 from .llm import all_models, get_model
@@ -44,15 +44,7 @@ def catalogue_view(vendors, statuses, precision) -> View:
     col = f"peak_{precision}_flop_s"
     shown = sel.dropna(subset=[col, "memory_bw_bytes_per_s"])
     missing = sorted(set(sel["name"]) - set(shown["name"]))
-    table = pd.DataFrame({
-        "chip": sel["name"], "status": sel["status"],
-        f"{precision} TFLOP/s": sel[col] / 1e12,
-        "memory": sel["memory_kind"],
-        "memory GB": sel["hbm_bytes"].fillna(sel["sram_bytes"]) / 1e9,
-        "memory TB/s": sel["memory_bw_bytes_per_s"] / 1e12,
-        "ridge FLOP/B": sel[col] / sel["memory_bw_bytes_per_s"],
-        "USD/h": sel["price_usd_per_hour"],
-    })
+    table = summary_table(sel, precision)
     summary = f"{len(sel)} chips selected; {len(shown)} publish a dense {precision} peak."
     if missing:
         summary += f" Not on the chart (no dense {precision} peak published): {', '.join(missing)}."

@@ -110,3 +110,39 @@ def training_cost_table(model: Model, chips: list[Chip], mfu: float, seq_len: in
             "peak_flop_per_usd": peak_flop_per_usd(chip, precision, price_h),
         })
     return pd.DataFrame(rows), skipped
+
+
+def flop_accounting_table(path=None) -> pd.DataFrame:
+    """Which FLOPs-per-token convention does each published report use?
+
+    For reports that give both model TFLOP/s and tokens/s per chip, the FLOPs per token they
+    counted is ``C_reported = TFLOP/s / tokens/s``. It is compared with accelbook's ``C_train``
+    counted two ways: full attention (PaLM's 6N + 12·L·H·d_h·s) and causal attention (half the
+    attention term). The convention whose error is smaller is the report's. MFU figures from
+    reports with different conventions are not comparable until converted.
+    """
+    from pathlib import Path
+
+    from .catalogue import DATA_DIR, _check_keys, load_sources, read_table_file
+    from .chip import get_chip
+    from .llm import get_model
+
+    path = Path(path) if path is not None else DATA_DIR / "published_runs.toml"
+    sources = load_sources()
+    rows = []
+    for rid, e in read_table_file(path).items():
+        _check_keys(path, rid, e, required={"model", "chip", "seq_len", "reported_model_tflop_s",
+                                            "reported_tokens_per_s", "src"}, optional={"note"})
+        m, c = get_model(e["model"]), get_chip(e["chip"])
+        c_rep = e["reported_model_tflop_s"] * 1e12 / e["reported_tokens_per_s"]
+        full = m.flops_per_token(e["seq_len"], training=True)
+        causal = m.flops_per_token(e["seq_len"], training=True, causal=True)
+        err_full, err_causal = full / c_rep - 1, causal / c_rep - 1
+        rows.append({
+            "run": rid, "model": m.name, "chip": c.name, "seq_len": e["seq_len"],
+            "reported_flop_per_token": c_rep, "full_attention_flop_per_token": full,
+            "causal_flop_per_token": causal, "error_full": err_full, "error_causal": err_causal,
+            "convention": "causal" if abs(err_causal) < abs(err_full) else "full attention",
+            "source": sources[e["src"]].title,
+        })
+    return pd.DataFrame(rows)

@@ -1,0 +1,82 @@
+"""Dashboard update time: model + chart spec, over random slider settings.
+
+For every dashboard of ``accelbook.dashboards.ALL_SPECS`` this samples N random control settings
+(seeded) and times what a slider move costs before anything is drawn: the view function (the
+model and its tidy DataFrame) plus the Vega-Lite spec of the chart. It prints median and p95 per
+dashboard against the target (p95 < 50 ms on a 2-core machine), and, in the same run:
+
+- the SVG drawing time (vl-convert), which a user also waits for, reported separately;
+- a reference: the same updates with the chart templates rebuilt in Altair each time (what the
+  charts cost before they were cached), and the speed-up ratio of the cached path over it.
+
+Usage: python benchmarks/bench_dashboards.py [--n 200] [--svg-n 20]
+Exit status 0 always: this is a measurement, not a test. The numbers go into the issue notes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from accelbook import charts
+from accelbook.dashboard import time_views
+from accelbook.dashboards import ALL_SPECS
+
+TARGET_P95_S = 0.050
+
+
+def _clear_templates() -> None:
+    for name in dir(charts):
+        fn = getattr(charts, name)
+        if name.startswith("_template_") and hasattr(fn, "cache_clear"):
+            fn.cache_clear()
+
+
+def reference_times(spec, n: int, seed: int) -> np.ndarray:
+    """Same updates, but each one rebuilds its chart templates in Altair (no cache)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        values = spec.sample(rng)
+        _clear_templates()
+        t0 = time.perf_counter()
+        try:
+            spec.render(**values).chart.to_dict()
+        except (ValueError, KeyError, FloatingPointError):
+            pass
+        out.append(time.perf_counter() - t0)
+    return np.asarray(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=200, help="random settings per dashboard")
+    ap.add_argument("--svg-n", type=int, default=20, help="settings drawn to SVG per dashboard")
+    ap.add_argument("--ref-n", type=int, default=20, help="settings for the uncached reference")
+    args = ap.parse_args(argv)
+    print(f"{'dashboard':<16}{'median ms':>10}{'p95 ms':>9}{'target':>9}   {'svg median ms':>14}"
+          f"{'ref median ms':>15}{'speed-up':>10}")
+    worst = 0.0
+    for make in ALL_SPECS:
+        spec = make()
+        time_views(spec, n=5, seed=123)  # warm caches (templates, catalogue) as a notebook would
+        t = time_views(spec, n=args.n, seed=1)
+        svg = time_views(spec, n=args.svg_n, seed=2, svg=True)
+        ref = reference_times(spec, args.ref_n, seed=1)
+        time_views(spec, n=1, seed=0)  # leave templates cached
+        p95 = float(np.percentile(t, 95))
+        worst = max(worst, p95)
+        ok = "ok" if p95 < TARGET_P95_S else "SLOW"
+        print(f"{spec.name:<16}{np.median(t) * 1e3:>10.1f}{p95 * 1e3:>9.1f}{ok:>9}   "
+              f"{np.median(svg) * 1e3:>14.1f}{np.median(ref) * 1e3:>15.1f}"
+              f"{np.median(ref) / np.median(t[: args.ref_n]):>9.1f}x")
+    print(f"worst p95: {worst * 1e3:.1f} ms (target {TARGET_P95_S * 1e3:.0f} ms); "
+          f"{args.n} random settings per dashboard; svg = model + spec + drawing")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
