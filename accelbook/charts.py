@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 WIDTH = 520
@@ -106,7 +107,7 @@ def _template_roofline(with_ops: bool) -> dict:
     layers = [lines, ridges]
     if with_ops:
         layers.append(alt.Chart(_data("ops")).mark_point(size=90, filled=True, opacity=0.85).encode(
-            x=x, y=y, color=colour, shape=alt.Shape("op:N", title="operation", legend=alt.Legend(orient="right")),
+            x=x, y=y, color=colour, shape=alt.Shape("op:N", title="operation", legend=alt.Legend(orient="right", labelLimit=260)),
             tooltip=["chip:N", "op:N", alt.Tooltip("intensity_flop_per_byte:Q", format=".3g"),
                      alt.Tooltip("t_us:Q", title="time (µs)", format=".3g"), "bound:N"]))
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT).to_dict()
@@ -189,7 +190,7 @@ def _template_peak_bandwidth(precision: str) -> dict:
         tooltip=["name:N", "status:N", alt.Tooltip("peak_tflop_s:Q", format=",.0f"),
                  alt.Tooltip("bw_tb_s:Q", format=".3g"), alt.Tooltip("ridge:Q", format=".0f", title="ridge FLOP/B"),
                  "memory_kind:N"])
-    labels = alt.Chart(_data("chips")).mark_text(align="left", dx=7, dy=-6, fontSize=10).encode(x=x, y=y, text="id:N")
+    labels = alt.Chart(_data("labels")).mark_text(align="left", dx=7, dy=-6, fontSize=10).encode(x=x, y=y, text="ids:N")
     return alt.layer(lines, line_labels, pts, labels).properties(width=WIDTH, height=HEIGHT + 60).to_dict()
 
 
@@ -216,8 +217,15 @@ def peak_bandwidth_chart(df: pd.DataFrame, precision: str = "bf16", intensities=
             rows += [{"bw_tb_s": b0, "peak_tflop_s": i * b0, "I": f"I* = {i} FLOP/B"},
                      {"bw_tb_s": b1, "peak_tflop_s": i * b1, "I": f"I* = {i} FLOP/B"}]
     diag = pd.DataFrame(rows, columns=["bw_tb_s", "peak_tflop_s", "I"])
-    labels = diag.groupby("I", as_index=False).last() if len(diag) else diag
-    return Figure.from_template(_template_peak_bandwidth(precision), chips=d, diagonals=diag, diagonal_labels=labels)
+    # label each diagonal at the middle of its visible part (on a log scale: the geometric mean)
+    labels = (diag.groupby("I", as_index=False).agg(bw_tb_s=("bw_tb_s", lambda v: float(np.sqrt(v.prod()))))
+              if len(diag) else diag)
+    if len(labels):
+        labels["peak_tflop_s"] = labels["bw_tb_s"] * labels["I"].str.extract(r"= (\d+)")[0].astype(float)
+    # chips at the same spot (H100 and H800 differ only in links) share one label
+    chip_labels = d.groupby(["bw_tb_s", "peak_tflop_s"], as_index=False).agg(ids=("id", ", ".join))
+    return Figure.from_template(_template_peak_bandwidth(precision), chips=d, diagonals=diag,
+                                diagonal_labels=labels, labels=chip_labels)
 
 
 # -- training cost -------------------------------------------------------------------------------

@@ -315,7 +315,8 @@ def _make_widget(c: Control, value):
         w = W.SelectionSlider(options=c.options, value=value, **common)
     elif isinstance(c, Choice):
         common.pop("continuous_update")
-        if c.multi:
+        if c.multi:  # a list of long names: give it two grid columns
+            common["layout"] = W.Layout(width="95%", grid_column="span 2")
             w = W.SelectMultiple(options=list(c.options), value=tuple(value), rows=min(8, len(c.options)), **common)
         else:
             w = W.Dropdown(options=list(c.options), value=value, **common)

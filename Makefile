@@ -1,0 +1,61 @@
+# accelbook: `make lab` opens the workbook, `make test` checks everything (what CI runs).
+#
+#   make venv     .venv with accelbook installed editable, plus the test tools (fast when done)
+#   make lab      JupyterLab on notebooks/
+#   make browser  make sure a Chromium for the browser test exists (Debian's; or set CHROMIUM=)
+#   make test     unit + browser tests, every notebook executed (nbval), dashboard benchmark
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP_FLAGS ?= --disable-pip-version-check --progress-bar off
+# Chromium driven by Playwright in tests/browser (no Playwright browser download).
+CHROMIUM ?= /usr/bin/chromium
+export CHROMIUM
+# numba's on-disk cache must be writable; ~/.cache may not be (import then fails).
+export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
+# JupyterLab refuses to run as root without --allow-root.
+LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+.PHONY: venv lab browser test clean
+
+venv: $(VENV)/.installed
+
+# The stamp makes `make venv` a no-op once installed; editing pyproject.toml reinstalls.
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade pip
+	$(BIN)/python -m pip install $(PIP_FLAGS) -e ".[test]"
+	touch $@
+
+lab: venv
+	$(BIN)/jupyter lab $(LAB_ARGS) notebooks/
+
+browser:
+	@if command -v "$(CHROMIUM)" >/dev/null 2>&1; then \
+	  echo "browser: using $$(command -v "$(CHROMIUM)")"; \
+	elif [ "$(CHROMIUM)" != /usr/bin/chromium ]; then \
+	  echo "error: CHROMIUM=$(CHROMIUM) is not an executable browser" >&2; exit 1; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "error: no /usr/bin/chromium and no apt-get to install it. Install Chromium and run" \
+	       "make with CHROMIUM=/path/to/chromium" >&2; exit 1; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "browser: installing Debian's chromium (apt-get)"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
+	  echo "browser: installing Debian's chromium (sudo apt-get)"; \
+	  sudo -n apt-get update && sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	else \
+	  echo "error: /usr/bin/chromium is missing. Install it with" \
+	       "'sudo apt-get install chromium', or run make with CHROMIUM=/path/to/chromium" >&2; exit 1; \
+	fi
+	@command -v "$(CHROMIUM)" >/dev/null 2>&1 || { echo "error: $(CHROMIUM) still missing" >&2; exit 1; }
+
+# pytest exit status 5 means "no tests collected": not a failure here.
+test: venv browser
+	$(BIN)/python -m pytest tests || [ $$? -eq 5 ]
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 notebooks/ || [ $$? -eq 5 ]
+	$(BIN)/python benchmarks/bench_dashboards.py
+
+clean:
+	rm -rf $(VENV) .numba_cache artifacts .pytest_cache .hypothesis

@@ -1,0 +1,166 @@
+"""Dashboards: every spec renders at defaults and at random settings, and the widget survives bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from accelbook import dashboard as dsh
+from accelbook.dashboard import Dashboard, DashboardSpec, Slider, View, check_finite, fmt_si, time_views
+from accelbook.dashboards import ALL_SPECS, roofline_spec
+
+SPECS = [f() for f in ALL_SPECS]
+
+
+def _check_view(view):
+    assert isinstance(view, View)
+    num = view.data.select_dtypes(include=[np.number]).to_numpy(dtype=float)
+    assert np.isfinite(num).all()
+    d = view.chart.to_dict()
+    assert isinstance(d, dict) and "datasets" in d
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_defaults_render(spec):
+    view = spec.render()
+    _check_view(view)
+    assert len(view.data) > 0 and view.summary
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_random_settings_render_or_explain(spec):
+    rng = np.random.default_rng(20240601)
+    ok = 0
+    for _ in range(50):
+        values = spec.sample(rng)
+        assert set(values) == set(spec.controls)
+        try:
+            view = spec.render(**values)
+        except ValueError as exc:
+            assert str(exc).strip(), values
+            continue
+        _check_view(view)
+        ok += 1
+    assert ok > 0  # most settings are valid; a spec that always fails is broken
+
+
+def test_render_rejects_unknown_control():
+    with pytest.raises(ValueError, match="unknown control"):
+        roofline_spec().render(batchsize=4)
+
+
+def test_check_finite_catches_nan():
+    with pytest.raises(FloatingPointError, match="x"):
+        check_finite(pd.DataFrame({"x": [1.0, np.nan], "s": ["a", "b"]}), "test")
+    check_finite(pd.DataFrame({"x": [1.0, 2.0], "s": ["a", "b"]}))
+
+
+def test_roofline_dashboard_survives_invalid_setting_and_recovers():
+    d = Dashboard(roofline_spec(), renderer="svg")
+    assert d.last_error is None and "<svg" in d.chart.value
+    before = d.chart.value
+    d.set(chips=())
+    assert d.last_error and "pick at least one chip" in d.last_error
+    assert "pick at least one chip" in d.message.value
+    assert d.chart.value == before  # the previous chart stays
+    d.set(chips=("h100",))
+    assert d.last_error is None and d.message.value == ""
+    assert "<svg" in d.chart.value and d.chart.value != before  # one chip instead of four
+
+
+def test_roofline_dashboard_chart_follows_batch():
+    d = Dashboard(roofline_spec(), renderer="svg", chips=("h100",))
+    d.set(batch=1)
+    one = d.chart.value
+    d.set(batch=1024)
+    assert d.last_error is None
+    assert d.chart.value != one
+    assert d.last_view.data["t_s"].sum() > 0
+
+
+def test_roofline_dashboard_precision_none_publish():
+    d = Dashboard(roofline_spec(), renderer="svg", chips=("tpu-v4",))
+    before = d.chart.value
+    d.set(precision="fp4")  # TPU v4 publishes no FP4 peak
+    assert "fp4" in d.last_error and d.chart.value == before
+    d.set(precision="bf16")
+    assert d.last_error is None
+
+
+def test_browser_renderer_survives_invalid_setting_and_follows_batch():
+    # the default renderer sends the Vega-Lite spec to the page instead of an SVG string
+    d = Dashboard(roofline_spec(), chips=("h100",))
+    first = d.chart_spec
+    assert d.last_error is None and isinstance(first, dict) and "datasets" in first
+    d.set(chips=())
+    assert "pick at least one chip" in d.last_error and "pick at least one chip" in d.message.value
+    assert d.chart_spec == first  # the previous chart stays
+    d.set(chips=("h100",))
+    assert d.last_error is None and d.message.value == ""
+    d.set(batch=1024)
+    assert d.last_error is None and d.chart_spec != first
+
+
+def test_unknown_renderer():
+    with pytest.raises(ValueError, match="renderer"):
+        Dashboard(roofline_spec(), renderer="png")
+
+
+def test_unexpected_exception_is_shown_as_bug_and_widget_keeps_working():
+    def view(x):
+        if x > 5:
+            raise RuntimeError("boom")
+        return View(pd.DataFrame({"x": [float(x)]}))
+
+    spec = DashboardSpec("toy", {"x": Slider("x", 0, 10, 1, 1)}, view)
+    d = Dashboard(spec, renderer="svg")
+    assert d.last_error is None
+    d.set(x=8)
+    assert "bug" in d.last_error and "boom" in d.last_error
+    assert "accelbook-bug" in d.message.value
+    d.set(x=2)
+    assert d.last_error is None and d.last_view.data["x"].iloc[0] == 2.0
+
+
+def test_dashboard_set_unknown_control():
+    d = Dashboard(DashboardSpec("toy", {"x": Slider("x", 0, 10, 1, 1)}, lambda x: View(pd.DataFrame({"x": [x]}))),
+                  renderer="svg")
+    with pytest.raises(ValueError, match="unknown control"):
+        d.set(y=1)
+
+
+def test_message_escapes_html():
+    assert "&lt;b&gt;" in dsh.message_html("<b>", "error")
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_time_views_returns_one_duration_per_sample(spec):
+    t = time_views(spec, n=5, seed=1)
+    assert t.shape == (5,) and np.isfinite(t).all() and (t >= 0).all()
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_samples_are_valid_control_values(spec):
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        for k, v in spec.sample(rng).items():
+            c = spec.controls[k]
+            if isinstance(c, dsh.Slider):
+                assert c.min - 1e-9 <= v <= c.max + 1e-9
+            elif isinstance(c, dsh.LogSlider):
+                assert v in c.options
+            elif isinstance(c, dsh.Choice) and c.multi:
+                assert len(v) >= 1 and set(v) <= set(c.values)
+            elif isinstance(c, dsh.Choice):
+                assert v in c.values
+
+
+@pytest.mark.parametrize("x, unit, text", [
+    (2.765e12, "B/s", "2.77 TB/s"),     # the docstring's own example
+    (989.4e12, "FLOP/s", "989 TFLOP/s"),
+    (2.5e-4, "s", "250 µs"),
+    (0, "s", "0 s"),
+])
+def test_fmt_si(x, unit, text):
+    assert fmt_si(x, unit) == text

@@ -1,0 +1,83 @@
+"""Exercise checkers: right answers pass, wrong ones get a hint and never the answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from accelbook.exercises import EXERCISES, check
+
+# Hand answers. ridge-h100: 989.4e12 / 3.35e12 = 295.3 FLOP/B; v5p-8-chip-gib: 8 x 95 GiB = 760 GiB;
+# decode-bound: I ~ 1 FLOP/B << 295 -> memory; batch-to-ridge: I ~ T, so T ~ I* = 295 tokens;
+# cost-v5p: 0.5 * 459e12 / 4.492e11 = 510.9 tok/s; (4.20/3600) / 510.9 * 1e6 = 2.284 USD per million tokens.
+HAND = {
+    "ridge-h100": 295.3,
+    "ridge-higher": "h100",
+    "v5p-8-chip-gib": 760,
+    "decode-bound": "memory",
+    "batch-to-ridge": 295,
+    "cost-v5p": 2.284,
+}
+
+
+def test_every_exercise_has_a_hand_answer():
+    assert set(EXERCISES) == set(HAND)
+
+
+@pytest.mark.parametrize("eid", sorted(HAND))
+def test_hand_answer_is_correct(eid):
+    r = check(eid, HAND[eid])
+    assert r.correct and bool(r), r.message
+
+
+def test_ridge_h100():
+    assert check("ridge-h100", 295).correct
+    assert check("ridge-h100", "295").correct  # a number typed as text is fine
+    wrong = check("ridge-h100", 100)
+    assert not wrong.correct and not bool(wrong)
+    assert "Hint" in wrong.message and "too low" in wrong.message
+    assert "295" not in wrong.message and "295" not in wrong._repr_html_()
+    assert "too high" in check("ridge-h100", 1000).message
+
+
+def test_tolerance_edges():
+    # 2% of 295.34 is 5.9: 290 is inside, 285 is outside
+    assert check("ridge-h100", 290).correct
+    assert not check("ridge-h100", 285).correct
+
+
+@pytest.mark.parametrize("answer", ["H100", " h100 ", "h100", "H100\n"])
+def test_word_answers_case_insensitive(answer):
+    assert check("ridge-higher", answer).correct
+
+
+def test_wrong_word_gets_hint_not_answer():
+    r = check("decode-bound", "compute")
+    assert not r.correct and r.message.startswith("Hint") and "memory" not in r.message.lower().replace(
+        "memory bandwidth", "")
+    assert check("decode-bound", "MEMORY").correct
+    assert not check("decode-bound", 1).correct
+
+
+@pytest.mark.parametrize("answer", ["lots", None, [295], float("nan")])
+def test_non_numbers_are_not_correct(answer):
+    r = check("ridge-h100", answer)
+    assert not r.correct and "Hint" in r.message
+
+
+def test_unknown_exercise():
+    with pytest.raises(ValueError, match="no exercise 'ridge-h200'.*ridge-h100"):
+        check("ridge-h200", 1)
+
+
+def test_wrong_answers_never_reveal_expected():
+    for eid, ans in HAND.items():
+        wrong = "banana" if isinstance(ans, str) else ans * 3
+        r = check(eid, wrong)
+        assert not r.correct
+        if not isinstance(ans, str):
+            assert f"{ans:,.4g}" not in r.message.replace(f"{wrong:,.4g}", "")
+
+
+def test_result_html_escapes():
+    r = check("ridge-higher", "<script>")
+    assert "<script>" not in r._repr_html_()
