@@ -14,8 +14,8 @@ address, date, kind), and optional fields say more:
 - ``alt``: other published values that disagree, each ``{ value, src, note }``. Disagreements
   are recorded, not hidden: the notebooks show them.
 
-This module knows units and provenance; it does not know what a chip or a model is. ``chips.py``
-and ``models.py`` declare their key sets and call :func:`read_table_file`.
+This module knows units and provenance; it does not know what a chip or a model is. ``chip.py``
+and ``llm.py`` declare their key sets and call :func:`read_table_file`.
 """
 
 from __future__ import annotations
@@ -284,11 +284,50 @@ def lookup(name: str, index: Mapping[str, str], what: str, all_names: Iterable[s
     names = list(all_names)
     close = difflib.get_close_matches(name, names, n=4, cutoff=0.3)
     close += [n for n in difflib.get_close_matches(key, list(index), n=4, cutoff=0.5)]
-    close = list(dict.fromkeys(index.get(c, c) for c in close))[:4]
+    close = list(dict.fromkeys(index.get(fuzzy_key(c), c) for c in close))[:4]
     raise UnknownNameError(
         f"unknown {what} {name!r}" + (f"; closest: {', '.join(close)}" if close else "")
         + f". See accelbook.{what}s() for the full list."
     )
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Entries (chips or models: anything with id, name, aliases) and a forgiving name index."""
+
+    what: str
+    items: tuple
+    index: Mapping[str, str]
+
+    @classmethod
+    def merge(cls, what: str, builtin: Iterable, *user_files: Iterable) -> "Catalogue":
+        """The package's entries plus each user file's; a user entry with an existing id replaces ours."""
+        items = list(builtin)
+        for user in user_files:
+            user = list(user)
+            ids = {u.id for u in user}
+            items = [i for i in items if i.id not in ids] + user
+        index: dict[str, str] = {}
+        for item in items:
+            for name in (item.id, item.name, *item.aliases):
+                index.setdefault(fuzzy_key(name), item.id)
+        return cls(what, tuple(items), MappingProxyType(index))
+
+    def get(self, name: str):
+        iid = lookup(name, self.index, self.what, [i.name for i in self.items] + [i.id for i in self.items])
+        return next(i for i in self.items if i.id == iid)
+
+
+def file_keys(paths: Iterable[Path | str]) -> tuple[tuple[str, int], ...]:
+    """(path, modification time) pairs: a cache key that changes when a user edits their file."""
+    keys = []
+    for p in paths:
+        try:
+            mtime = Path(p).stat().st_mtime_ns
+        except OSError:
+            mtime = -1  # the loader reports the missing file
+        keys.append((str(p), mtime))
+    return tuple(keys)
 
 
 class UnknownNameError(KeyError, ValueError):

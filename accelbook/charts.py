@@ -22,7 +22,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-WIDTH = 520
+WIDTH = 480
 HEIGHT = 320
 STATUS_SHAPES = alt.Scale(domain=["shipping", "announced", "estimated"], range=["circle", "triangle-up", "diamond"])
 BOUND_COLOURS = alt.Scale(domain=["compute", "memory"], range=["#1f77b4", "#d62728"])
@@ -107,7 +107,7 @@ def _template_roofline(with_ops: bool) -> dict:
     layers = [lines, ridges]
     if with_ops:
         layers.append(alt.Chart(_data("ops")).mark_point(size=90, filled=True, opacity=0.85).encode(
-            x=x, y=y, color=colour, shape=alt.Shape("op:N", title="operation", legend=alt.Legend(orient="right", labelLimit=260)),
+            x=x, y=y, color=colour, shape=alt.Shape("op:N", title="operation", legend=alt.Legend(orient="bottom", columns=3, labelLimit=260)),
             tooltip=["chip:N", "op:N", alt.Tooltip("intensity_flop_per_byte:Q", format=".3g"),
                      alt.Tooltip("t_us:Q", title="time (µs)", format=".3g"), "bound:N"]))
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT).to_dict()

@@ -20,8 +20,8 @@ from typing import Any, Mapping
 import pandas as pd
 
 from .catalogue import (
-    DATA_DIR, STATUSES, CatalogueError, Provenance, Source, UnknownNameError, _check_keys, fuzzy_key,
-    load_sources, lookup, parse_quantity, user_sources, read_table_file, split_unit,
+    DATA_DIR, STATUSES, Catalogue, CatalogueError, Provenance, Source, _check_keys, file_keys,
+    load_sources, parse_quantity, user_sources, read_table_file, split_unit,
 )
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4")
@@ -240,35 +240,26 @@ def _builtin() -> tuple[Chip, ...]:
 
 
 @functools.lru_cache(maxsize=32)
-def _catalogue(extra: tuple[str, ...]) -> tuple[tuple[Chip, ...], Mapping[str, str]]:
-    chips = list(_builtin())
-    for p in extra:
-        user = load_chips(p)
-        ids = {c.id for c in user}
-        chips = [c for c in chips if c.id not in ids] + list(user)  # a user's entry overrides ours
-    index: dict[str, str] = {}
-    for c in chips:
-        for name in (c.id, c.name, *c.aliases):
-            index.setdefault(fuzzy_key(name), c.id)
-    return tuple(chips), MappingProxyType(index)
+def _catalogue(extra: tuple[tuple[str, int], ...]) -> Catalogue:
+    return Catalogue.merge("chip", _builtin(), *(load_chips(p) for p, _ in extra))
 
 
 def all_chips(*extra_files: str | Path) -> tuple[Chip, ...]:
     """Every chip of the catalogue (plus those in ``extra_files``) as :class:`Chip` objects."""
-    return _catalogue(tuple(str(p) for p in extra_files))[0]
+    return _catalogue(file_keys(extra_files)).items
 
 
 def get_chip(name: str, *extra_files: str | Path) -> Chip:
     """Find a chip by id, name or alias, forgivingly: ``"h100"``, ``"H100 SXM"``, ``"tpu-v5p"``.
+
+    ``extra_files``: the user's own chips TOML files (same schema); their entries win.
 
     Raises
     ------
     UnknownNameError
         (a KeyError and ValueError) listing the closest names.
     """
-    chips, index = _catalogue(tuple(str(p) for p in extra_files))
-    cid = lookup(name, index, "chip", [c.name for c in chips] + [c.id for c in chips])
-    return next(c for c in chips if c.id == cid)
+    return _catalogue(file_keys(extra_files)).get(name)
 
 
 def chip_row(c: Chip) -> dict[str, Any]:

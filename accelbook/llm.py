@@ -28,7 +28,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from .catalogue import (
-    DATA_DIR, CatalogueError, Provenance, Source, _check_keys, fuzzy_key, lookup, parse_quantity,
+    DATA_DIR, Catalogue, CatalogueError, Provenance, Source, _check_keys, file_keys, parse_quantity,
     read_table_file, user_sources,
 )
 
@@ -299,29 +299,24 @@ def load_models(path: Path | str, sources: Mapping[str, Source] | None = None) -
     return tuple(parse_model(path, mid, entry, sources) for mid, entry in raw.items())
 
 
+@functools.lru_cache(maxsize=1)
+def _builtin() -> tuple[Model, ...]:
+    return load_models(DATA_DIR / "models.toml")
+
+
 @functools.lru_cache(maxsize=32)
-def _catalogue(extra: tuple[str, ...]):
-    models = list(load_models(DATA_DIR / "models.toml"))
-    for p in extra:
-        user = load_models(p)
-        ids = {m.id for m in user}
-        models = [m for m in models if m.id not in ids] + list(user)
-    index: dict[str, str] = {}
-    for m in models:
-        for name in (m.id, m.name, *m.aliases):
-            index.setdefault(fuzzy_key(name), m.id)
-    return tuple(models), MappingProxyType(index)
+def _catalogue(extra: tuple[tuple[str, int], ...]) -> Catalogue:
+    return Catalogue.merge("model", _builtin(), *(load_models(p) for p, _ in extra))
 
 
 def all_models(*extra_files: str | Path) -> tuple[Model, ...]:
-    return _catalogue(tuple(str(p) for p in extra_files))[0]
+    """Every model of the catalogue (plus those in ``extra_files``)."""
+    return _catalogue(file_keys(extra_files)).items
 
 
 def get_model(name: str, *extra_files: str | Path) -> Model:
     """Find a model by id, name or alias (``"llama-3.1-70b"``, ``"Llama 3.1 70B"``, ``"gpt3"``)."""
-    models, index = _catalogue(tuple(str(p) for p in extra_files))
-    mid = lookup(name, index, "model", [m.name for m in models] + [m.id for m in models])
-    return next(m for m in models if m.id == mid)
+    return _catalogue(file_keys(extra_files)).get(name)
 
 
 def models(*extra_files: str | Path, seq_len: int = 4096) -> pd.DataFrame:

@@ -175,3 +175,27 @@ def test_claims_file_errors_name_file_and_key(tmp_path):
                  'check = "price_range"\nparams = {}\n')
     with pytest.raises(CatalogueError, match=r"my_claims\.toml.*\[x\].*evidence"):
         cl.load_claims(p)
+
+
+def test_flop_accounting_megatron_bridge_counts_causal_attention():
+    # Megatron-Bridge perf summary, Llama 3 70B on H100 at s = 8192: 719 TFLOP/s / 1602 tokens/s = 4.488e11 FLOP/token.
+    # Causal count by hand: 3 * (2*N_mm + 2*80*8192*8192) = 3 * (139,003,428,864 + 10,737,418,240) = 4.492e11 (+0.09%);
+    # full attention: 3 * (2*N_mm + 4*80*8192*8192) = 4.814e11 (+7.3%)  -> the report counts causal attention.
+    t = ec.flop_accounting_table().set_index("run")
+    assert set(t["convention"]) <= {"causal", "full attention"}
+    row = t.loc["megatron-bridge-llama3-70b-h100"]
+    assert row["reported_flop_per_token"] == pytest.approx(719e12 / 1602)
+    assert row["causal_flop_per_token"] == pytest.approx(3 * (2 * 69_501_714_432 + 2 * 80 * 8192 * 8192))
+    assert row["error_full"] == pytest.approx(3 * (2 * 69_501_714_432 + 4 * 80 * 8192 * 8192) / (719e12 / 1602) - 1)
+    assert row["convention"] == "causal"
+
+
+def test_summary_table_in_reader_units():
+    from accelbook.chip import summary_table
+
+    row = summary_table().set_index("chip").loc[ab.get_chip("h100").name]
+    # NVIDIA H100 SXM5 datasheet: 989.4 TFLOP/s dense bf16, 3.35 TB/s, 80 GB, NVLink 900 GB/s (both ways), 700 W
+    assert row["bf16 TFLOP/s"] == pytest.approx(989.4)
+    assert row["memory TB/s"] == pytest.approx(3.35) and row["memory GB"] == pytest.approx(80)
+    assert row["link GB/s"] == pytest.approx(900) and row["link dir."] == "bidirectional"
+    assert row["TDP W"] == pytest.approx(700) and row["ridge FLOP/B"] == pytest.approx(295.3, abs=0.05)

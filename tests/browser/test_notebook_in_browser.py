@@ -94,6 +94,11 @@ def lab(tmp_path):
         PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
     )
     env.setdefault("NUMBA_CACHE_DIR", str(tmp_path / "numba_cache"))
+    # no "get notified about Jupyter news?" toast over the screenshots
+    settings = tmp_path / "user-settings"
+    (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false"}))
     port = _free_port()
     cmd = [
         sys.executable, "-m", "jupyterlab",
@@ -106,6 +111,7 @@ def lab(tmp_path):
         "--ServerApp.disable_check_xsrf=True",
         f"--ServerApp.root_dir={root}",
         f"--LabApp.workspaces_dir={jupyter_dirs['workspaces']}",
+        f"--LabApp.user_settings_dir={settings}",
         "--LabApp.expose_app_in_browser=True",
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
