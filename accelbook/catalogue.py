@@ -236,7 +236,7 @@ def parse_quantity(
         akey = f"{key}.alt[{i}]"
         if not isinstance(alt, dict):
             raise CatalogueError(path, entry_name, akey, "each alternative must be a table {value, src, note}")
-        _check_keys(path, entry_name, alt, required={"value", "src"}, optional={"note"})
+        _check_keys(path, entry_name + "." + akey, alt, required={"value", "src"}, optional={"note"})
         avalue = _number(path, entry_name, akey, alt["value"], positive=positive, allow_zero=allow_zero)
         alts.append((avalue * factor, _source(path, entry_name, akey, alt["src"], sources), str(alt.get("note", ""))))
     prov = Provenance(
@@ -272,8 +272,11 @@ def fuzzy_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def lookup(name: str, index: Mapping[str, str], what: str, all_names: Iterable[str]):
-    """Resolve ``name`` through ``index`` (fuzzy key -> id) or raise a KeyError naming close matches."""
+def lookup(name: str, index: Mapping[str, str], what: str, names: Mapping[str, str]) -> str:
+    """Resolve ``name`` through ``index`` (fuzzy key -> id) or raise an error naming close matches.
+
+    ``names`` maps each id to its display name, for the message.
+    """
     if not isinstance(name, str):
         raise TypeError(f"{what} name must be a string, got {type(name).__name__}")
     key = fuzzy_key(name)
@@ -281,12 +284,13 @@ def lookup(name: str, index: Mapping[str, str], what: str, all_names: Iterable[s
         return index[key]
     import difflib
 
-    names = list(all_names)
-    close = difflib.get_close_matches(name, names, n=4, cutoff=0.3)
-    close += [n for n in difflib.get_close_matches(key, list(index), n=4, cutoff=0.5)]
-    close = list(dict.fromkeys(index.get(fuzzy_key(c), c) for c in close))[:4]
+    by_name = {fuzzy_key(n): i for i, n in names.items()}
+    close = difflib.get_close_matches(key, list(index) + list(by_name), n=8, cutoff=0.5)
+    close += difflib.get_close_matches(name, list(names.values()), n=4, cutoff=0.3)
+    ids = list(dict.fromkeys(index.get(fuzzy_key(c)) or by_name.get(fuzzy_key(c)) for c in close))
+    shown = [f"{i} ({names[i]})" for i in ids if i is not None][:4]
     raise UnknownNameError(
-        f"unknown {what} {name!r}" + (f"; closest: {', '.join(close)}" if close else "")
+        f"unknown {what} {name!r}" + (f"; closest: {', '.join(shown)}" if shown else "")
         + f". See accelbook.{what}s() for the full list."
     )
 
@@ -314,7 +318,7 @@ class Catalogue:
         return cls(what, tuple(items), MappingProxyType(index))
 
     def get(self, name: str):
-        iid = lookup(name, self.index, self.what, [i.name for i in self.items] + [i.id for i in self.items])
+        iid = lookup(name, self.index, self.what, {i.id: i.name for i in self.items})
         return next(i for i in self.items if i.id == iid)
 
 

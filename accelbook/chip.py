@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -43,6 +44,7 @@ for _p in PRECISIONS:
     _QUANTITIES[f"peak_dense_{_p}"] = (("tflop_s", "pflop_s", "top_s", "pop_s"), f"peak_dense_{_p}")
     _QUANTITIES[f"peak_sparse_{_p}"] = (("tflop_s", "pflop_s", "top_s", "pop_s"), f"peak_sparse_{_p}")
 _BASES = {base: units for base, (units, _) in _QUANTITIES.items()}
+_QUANTITY_KEYS = {f"{base}_{unit}" for base, units in _BASES.items() for unit in units}
 _REQUIRED = {"name", "vendor", "kind", "status"}
 _OPTIONAL = {"aliases", "year", "notes", "what_if", "matrix_unit"}
 
@@ -139,18 +141,39 @@ class Chip:
     def what_if_variant(self, label: str = "what-if", **changes: Any) -> "Chip":
         """A copy with some fields changed, labelled as a what-if (e.g. ``hbm_bw_bytes_per_s=2*bw``).
 
-        Changing a peak: pass ``peak_dense_flop_s={"bf16": 2e15, ...}``.
+        Changing a peak: pass ``peak_dense_flop_s={"bf16": 2e15, ...}``. Every changed number is
+        re-sourced to a what-if source, so a made-up value is never cited to a datasheet.
         """
-        bad = set(changes) - {f.name for f in dataclasses.fields(self)}
+        fields = {f.name for f in dataclasses.fields(self)}
+        bad = set(changes) - fields
         if bad:
             raise ValueError(f"Chip has no field(s) {sorted(bad)}")
+        numeric = {f for f in fields if f.endswith(("_bytes", "_per_s", "_w", "_s", "_chips"))
+                   and not f.startswith("peak_")}
         for k, v in changes.items():
-            if k.endswith(("_bytes", "_per_s", "_w")) and v is not None and not (v > 0):
-                raise ValueError(f"{k} must be > 0, got {v}")
-        if "peak_dense_flop_s" in changes:
-            changes["peak_dense_flop_s"] = MappingProxyType(dict(changes["peak_dense_flop_s"]))
+            if k in numeric and v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{k} must be > 0 and finite, got {v!r}")
+        prov = dict(self.provenance)
+        source = Source(f"what-if:{label}", f"what-if: {label}", "", "", "what-if")
+        for key in ("peak_dense_flop_s", "peak_sparse_flop_s"):
+            if key in changes:
+                peaks = dict(changes[key])
+                for prec, v in peaks.items():
+                    if prec not in PRECISIONS:
+                        raise ValueError(f"unknown precision {prec!r} in {key}")
+                    if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                        raise ValueError(f"{key}[{prec!r}] must be > 0 and finite (FLOP/s), got {v!r}")
+                    prov[f"{key.removesuffix('_flop_s')}_{prec}"] = Provenance(source, "")
+                changes[key] = MappingProxyType(peaks)
+        if "scale_up_chips" in changes and changes["scale_up_chips"] is not None:
+            if changes["scale_up_chips"] != int(changes["scale_up_chips"]):
+                raise ValueError("scale_up_chips must be a whole number of chips")
+        for k in changes:
+            if k in numeric:
+                prov[k] = Provenance(source, "")
         return dataclasses.replace(
-            self, id=f"{self.id}+{label}", name=f"{self.name} ({label})", what_if=True, **changes
+            self, id=f"{self.id}+{label}", name=f"{self.name} ({label})", what_if=True,
+            provenance=MappingProxyType(prov), **changes,
         )
 
 
@@ -158,7 +181,7 @@ def parse_chip(path: Path | str, cid: str, entry: Mapping[str, Any], sources: Ma
     """Validate one ``[id]`` table of a chips file and build the :class:`Chip`."""
     quantity_keys = {k for k in entry if split_unit(k, _BASES)}
     _check_keys(path, cid, {k: v for k, v in entry.items() if k not in quantity_keys},
-                required=_REQUIRED, optional=_OPTIONAL)
+                required=_REQUIRED, optional=_OPTIONAL | _QUANTITY_KEYS)  # the latter only for "did you mean"
     seen_bases: dict[str, str] = {}
     kw: dict[str, Any] = {}
     prov: dict[str, Provenance] = {}
@@ -308,9 +331,9 @@ def provenance_table(chip: Chip | str) -> pd.DataFrame:
         else:
             value = getattr(c, field)
         rows.append({
-            "field": field, "value_si": value, "source": p.source.title, "url": p.source.url,
+            "field": field, "value": _display(field, value), "value_si": value, "source": p.source.title, "url": p.source.url,
             "date": p.date, "kind": p.kind, "note": p.note, "direction": p.direction,
-            "disagrees": "; ".join(f"{v:.4g} ({s.id}{': ' + n if n else ''})" for v, s, n in p.alternatives),
+            "disagrees": "; ".join(f"{_display(field, v)} ({s.id}{': ' + n if n else ''})" for v, s, n in p.alternatives),
         })
     return pd.DataFrame(rows)
 
@@ -331,3 +354,19 @@ def summary_table(df: pd.DataFrame | None = None, precision: str = "bf16") -> pd
         "TDP W": df["tdp_w"],
         "USD/h": df["price_usd_per_hour"],
     }).reset_index(drop=True)
+
+
+_DISPLAY_UNITS = (  # field prefix -> (factor, unit) for people
+    ("peak_", 1e12, "TFLOP/s"), ("hbm_bw", 1e12, "TB/s"), ("sram_bw", 1e12, "TB/s"), ("link_bw", 1e9, "GB/s"),
+    ("hbm_bytes", 1e9, "GB"), ("sram_bytes", 1e6, "MB"), ("link_latency", 1e-6, "µs"), ("tdp", 1, "W"),
+    ("price", 1 / 3600, "USD/h"), ("scale_up", 1, "chips"),
+)
+
+
+def _display(field: str, value) -> str:
+    if not isinstance(value, (int, float)):
+        return str(value)
+    for prefix, factor, unit in _DISPLAY_UNITS:
+        if field.startswith(prefix):
+            return f"{value / factor:,.4g} {unit}"
+    return f"{value:.4g}"

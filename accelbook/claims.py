@@ -155,13 +155,14 @@ def memory_per_group(chip_a, claimed_a_gb, chip_b, n_b, claimed_b):
     b_gb = n_b * b.hbm_bytes / 1e9
     says = (f"{a.name}: {a_gb:.0f} GB. {n_b} x {b.name}: {b_gib:.0f} GiB = {b_gb:.0f} GB. "
             f"Per chip: {a_gb:.0f} GB vs {b.hbm_bytes / 1e9:.0f} GB ({b.hbm_bytes / a.hbm_bytes:.2f}x); "
-            f"8 x {a.name}: {8 * a_gb:.0f} GB.")
+            f"{n_b} x {a.name}: {n_b * a_gb:.0f} GB.")
     ok = abs(a_gb - claimed_a_gb) / claimed_a_gb < 0.01 and (
         abs(b_gib - claimed_b) / claimed_b < 0.01 or abs(b_gb - claimed_b) / claimed_b < 0.01)
     if ok:
         return (says, "supported",
-                "The numbers are right, but the units are GiB for v5p and GB for H100, and the comparison puts one "
-                "chip against eight: per chip the gap is 1.27x, per 8 chips 816 GB vs 640 GB.",
+                f"The numbers are right, but the units differ ({b.name}: GiB, {a.name}: GB) and the comparison puts "
+                f"one chip against {n_b}: per chip the gap is {b.hbm_bytes / a.hbm_bytes:.2f}x, per {n_b} chips "
+                f"{b_gb:.0f} GB vs {n_b * a_gb:.0f} GB.",
                 {"a_gb": a_gb, "b_gib": b_gib, "b_gb": b_gb})
     return says, "not supported", "The catalogue's capacities do not reproduce the claimed figures.", {
         "a_gb": a_gb, "b_gib": b_gib, "b_gb": b_gb}

@@ -22,6 +22,7 @@ job; this module only turns an MFU into tokens and dollars, and back.
 from __future__ import annotations
 
 import math
+import numbers
 
 import pandas as pd
 
@@ -30,7 +31,7 @@ from .llm import Model
 
 
 def _fraction(name: str, x: float) -> float:
-    if not (isinstance(x, (int, float)) and math.isfinite(x) and 0 < x <= 1):
+    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not (math.isfinite(x) and 0 < x <= 1):
         raise ValueError(f"{name} must be a fraction in (0, 1], got {x!r}")
     return float(x)
 

@@ -109,7 +109,9 @@ def check(exercise_id: str, answer: Any) -> Result:
         value = float(answer)
     except (TypeError, ValueError):
         return Result(ex, answer, False, f"Give a number{(' in ' + ex.unit) if ex.unit else ''}. Hint: {ex.hint}")
-    ok = math.isfinite(value) and abs(value - expected) <= ex.rel_tol * abs(expected)
+    if not math.isfinite(value):
+        return Result(ex, answer, False, f"Give a finite number{(' in ' + ex.unit) if ex.unit else ''}. Hint: {ex.hint}")
+    ok = abs(value - expected) <= ex.rel_tol * abs(expected)
     if ok:
         return Result(ex, answer, True, f"{value:,.4g} {ex.unit} is within {ex.rel_tol:.0%} of the model's "
                                         f"{expected:,.4g} {ex.unit}.")

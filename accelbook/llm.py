@@ -216,8 +216,8 @@ class Model:
         ``causal=True`` halves the attention term (work a causal kernel actually does).
         ``training=True`` returns ``3·C_fwd`` (backward = 2× forward), PaLM's 6N + 12·L·H·Q·T.
         """
-        if seq_len < 1:
-            raise ValueError(f"seq_len must be >= 1 token, got {seq_len}")
+        if isinstance(seq_len, bool) or not float(seq_len).is_integer() or seq_len < 1:
+            raise ValueError(f"seq_len must be a whole number of tokens >= 1, got {seq_len!r}")
         d_qk, d_v = self.attention_dim
         attn = 2.0 * self.n_layers * seq_len * (d_qk + d_v) * (0.5 if causal else 1.0)
         fwd = 2.0 * self.matmul_params_active + attn
@@ -260,6 +260,18 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
         raise CatalogueError(path, mid, "n_kv_heads", "must divide n_heads")
     if "head_dim" not in kw and kw["d_model"] % kw["n_heads"]:
         raise CatalogueError(path, mid, "head_dim", "d_model is not a multiple of n_heads: give head_dim")
+    for key in ("tied_embeddings", "bias"):
+        if key in entry and not isinstance(entry[key], bool):
+            raise CatalogueError(path, mid, key, f"must be true or false, got {entry[key]!r}")
+    aliases = entry.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise CatalogueError(path, mid, "aliases", "must be a list of strings")
+    year = entry.get("year")
+    if year is not None and (isinstance(year, bool) or not isinstance(year, int) or not 1990 < year < 2100):
+        raise CatalogueError(path, mid, "year", f"must be a year like 2024, got {year!r}")
+    for key in ("moe", "mla"):
+        if key in entry and not isinstance(entry[key], dict):
+            raise CatalogueError(path, mid, key, f"must be a table like {key} = {{ ... }}, got {entry[key]!r}")
     moe = mla = None
     if "moe" in entry:
         t = entry["moe"]
@@ -275,6 +287,9 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
     if "mla" in entry:
         t = entry["mla"]
         _check_keys(path, mid + ".mla", t, required=_MLA_KEYS, optional=set())
+        for k, v in t.items():
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise CatalogueError(path, mid, f"mla.{k}", f"must be a whole number >= 0, got {v!r}")
         mla = MLA(**t)
     prov = {}
     for key in ("published_params", "published_active_params"):
@@ -284,9 +299,9 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
             prov[key] = q.provenance
     return Model(
         id=mid, name=str(entry["name"]), family=str(entry["family"]), ffn=entry["ffn"],
-        tied_embeddings=bool(entry.get("tied_embeddings", False)), position=entry.get("position", "rope"),
-        bias=bool(entry.get("bias", False)), norm=entry.get("norm", "rmsnorm"), moe=moe, mla=mla,
-        year=entry.get("year"), aliases=tuple(entry.get("aliases", ())), notes=str(entry.get("notes", "")),
+        tied_embeddings=entry.get("tied_embeddings", False), position=entry.get("position", "rope"),
+        bias=entry.get("bias", False), norm=entry.get("norm", "rmsnorm"), moe=moe, mla=mla,
+        year=year, aliases=tuple(aliases), notes=str(entry.get("notes", "")),
         provenance=MappingProxyType(prov), **kw,
     )
 

@@ -35,14 +35,12 @@ def test_unknown_name_lists_close_matches(name, close):
     assert not msg.startswith('"')  # not KeyError's quoted repr
 
 
-@pytest.mark.xfail(reason="BUG: catalogue.lookup maps fuzzy keys back to ids but not display names, so the "
-                          "close-match list names one chip twice: get_chip('trilium') suggests "
-                          "'trainium2, AWS Trainium2, ...'", strict=True)
 def test_close_matches_name_each_chip_once():
     with pytest.raises(UnknownNameError) as info:
         ab.get_chip("trilium")
-    suggestions = str(info.value).split("closest: ")[1].split(". See")[0].split(", ")
-    chips = [ab.get_chip(s).id for s in suggestions]
+    # suggestions read "id (display name), id (display name)"
+    suggestions = str(info.value).split("closest: ")[1].split(". See")[0].split("), ")
+    chips = [ab.get_chip(s.split(" (")[0]).id for s in suggestions]
     assert len(chips) == len(set(chips)), suggestions
 
 
@@ -119,17 +117,11 @@ def test_what_if_variant_rejects_bad_changes(changes, match):
         ab.get_chip("h100").what_if_variant(**changes)
 
 
-@pytest.mark.xfail(reason="BUG: Chip.what_if_variant validates only *_bytes/*_per_s/*_w fields; "
-                          "peak_dense_flop_s={'bf16': -1.0} is accepted and gives a negative ridge point",
-                   strict=True)
 def test_what_if_variant_rejects_negative_peak():
     with pytest.raises(ValueError):
         ab.get_chip("h100").what_if_variant(peak_dense_flop_s={"bf16": -1.0})
 
 
-@pytest.mark.xfail(reason="BUG: Chip.what_if_variant keeps the original provenance for a changed field, so a "
-                          "what-if bandwidth of 7 TB/s is still cited as the NVIDIA H100 datasheet (kind primary)",
-                   strict=True)
 def test_what_if_value_is_not_cited_to_the_datasheet():
     v = ab.get_chip("h100").what_if_variant(hbm_bw_bytes_per_s=7e12)
     prov = v.source_of("hbm_bw_bytes_per_s")
