@@ -29,3 +29,14 @@ def takeaway(text: str):
         body = html.escape(text)
     return HTML('<div style="border-left:5px solid #2e7d32;background:#f1f8e9;padding:6px 12px;margin:8px 0">'
                 f"<b>Takeaway.</b> {body}</div>")
+
+
+def table(df, percent=(), scientific=()):
+    """A DataFrame styled for reading: 4 significant digits, '—' for unpublished values, no index.
+
+    ``percent``: columns shown as signed percentages; ``scientific``: columns shown as 1.23e+11.
+    """
+    fmt = {c: "{:,.4g}" for c in df.select_dtypes("number").columns}
+    fmt.update({c: "{:+.2%}" for c in percent})
+    fmt.update({c: "{:.3g}" for c in scientific})
+    return df.style.hide(axis="index").format(fmt, na_rep="—")
