@@ -14,11 +14,11 @@ exercises, notebook (setup for a notebook session).
 """
 
 from .catalogue import CatalogueError, UnknownNameError
-from .chip import Chip, chips, get_chip, load_chips, provenance_table
+from .chip import Chip, chips, disagreements, get_chip, load_chips, provenance_table
 from .llm import Model, get_model, load_models, models
 
 __all__ = [
     "CatalogueError", "UnknownNameError", "Chip", "Model", "chips", "get_chip", "load_chips",
-    "provenance_table", "models", "get_model", "load_models",
+    "provenance_table", "disagreements", "models", "get_model", "load_models",
 ]
 __version__ = "0.1.0"

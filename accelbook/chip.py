@@ -322,14 +322,7 @@ def provenance_table(chip: Chip | str) -> pd.DataFrame:
     c = get_chip(chip) if isinstance(chip, str) else chip
     rows = []
     for field, p in c.provenance.items():
-        if field.startswith("peak_dense_"):
-            value = c.peak_dense_flop_s[field.removeprefix("peak_dense_")]
-        elif field.startswith("peak_sparse_"):
-            value = c.peak_sparse_flop_s[field.removeprefix("peak_sparse_")]
-        elif field == "matrix_unit":
-            value = f"{c.mxu_rows}x{c.mxu_cols}"
-        else:
-            value = getattr(c, field)
+        value = _field_value(c, field)
         rows.append({
             "field": field, "value": _display(field, value), "value_si": value, "source": p.source.title, "url": p.source.url,
             "date": p.date, "kind": p.kind, "note": p.note, "direction": p.direction,
@@ -370,3 +363,33 @@ def _display(field: str, value) -> str:
         if field.startswith(prefix):
             return f"{value / factor:,.4g} {unit}"
     return f"{value:.4g}"
+
+
+def disagreements(*extra_files: str | Path) -> pd.DataFrame:
+    """Every number for which published sources disagree: the value used, the others, the spread.
+
+    ``spread`` is (largest - smallest) / value used, over all published values of that number.
+    """
+    rows = []
+    for c in all_chips(*extra_files):
+        for field, p in c.provenance.items():
+            if not p.alternatives:
+                continue
+            used = _field_value(c, field)
+            values = [used] + [v for v, _, _ in p.alternatives]
+            rows.append({
+                "chip": c.id, "field": field, "used": _display(field, used), "used_source": p.source.id,
+                "others": "; ".join(f"{_display(field, v)} ({s.id}{': ' + n if n else ''})" for v, s, n in p.alternatives),
+                "spread": (max(values) - min(values)) / used,
+            })
+    return pd.DataFrame(rows).sort_values("spread", ascending=False, ignore_index=True)
+
+
+def _field_value(c: Chip, field: str):
+    if field.startswith("peak_dense_"):
+        return c.peak_dense_flop_s[field.removeprefix("peak_dense_")]
+    if field.startswith("peak_sparse_"):
+        return c.peak_sparse_flop_s[field.removeprefix("peak_sparse_")]
+    if field == "matrix_unit":
+        return f"{c.mxu_rows}x{c.mxu_cols}"
+    return getattr(c, field)

@@ -188,8 +188,13 @@ class Dashboard:
     "browser" falls back to "svg".
     """
 
-    def __init__(self, spec: DashboardSpec, renderer: str = "browser", **initial):
+    def __init__(self, spec: DashboardSpec, renderer: str | None = None, **initial):
+        import os
+
         import ipywidgets as W
+
+        if renderer is None:  # ACCELBOOK_RENDERER=svg for kernel-side drawing everywhere
+            renderer = os.environ.get("ACCELBOOK_RENDERER", "browser")
 
         if renderer not in ("browser", "svg"):
             raise ValueError(f"renderer must be 'browser' or 'svg', got {renderer!r}")
@@ -205,7 +210,7 @@ class Dashboard:
         else:
             self.chart = W.HTML(value="").add_class("accelbook-chart")
         self.message = W.HTML(value="").add_class("accelbook-status")
-        self.summary = W.HTMLMath(value="").add_class("accelbook-summary")
+        self.summary = W.HTML(value="").add_class("accelbook-summary")
         self.table = W.HTML(value="").add_class("accelbook-table")
         self.last_view: View | None = None
         self.last_error: str | None = None

@@ -164,3 +164,63 @@ def test_samples_are_valid_control_values(spec):
 ])
 def test_fmt_si(x, unit, text):
     assert fmt_si(x, unit) == text
+
+
+# -- every discrete setting, with the continuous ones at their extremes ------------------------------
+def _extremes(control):
+    if isinstance(control, dsh.LogSlider):
+        return [control.options[0], control.options[-1]]
+    if isinstance(control, Slider):
+        return [control.min, control.max]
+    raise TypeError(control)
+
+
+def test_roofline_every_model_phase_precision_at_the_extremes():
+    """All chips at once, so each chip meets every model, phase and precision, at B and s both minimal and
+    both maximal (1 x 128 and 4096 x 131072 tokens): a chart with finite numbers or a readable refusal."""
+    spec = roofline_spec()
+    c = spec.controls
+    all_chips = tuple(c["chips"].values)
+    corners = list(zip(_extremes(c["batch"]), _extremes(c["seq_len"])))
+    rendered = 0
+    for model in c["model"].values:
+        for phase in c["phase"].values:
+            for precision in c["precision"].values:
+                for batch, seq_len in corners:
+                    for bw_scale in _extremes(c["bw_scale"]):
+                        view = spec.render(chips=all_chips, model=model, phase=phase, batch=batch,
+                                           seq_len=seq_len, precision=precision, bw_scale=bw_scale)
+                        _check_view(view)
+                        assert (view.data["t_s"] > 0).all()
+                        rendered += 1
+    assert rendered == 9 * 3 * 4 * 2 * 2
+
+
+def test_training_cost_every_model_at_the_extremes():
+    from accelbook.dashboards import training_cost_spec
+
+    spec = training_cost_spec()
+    c = spec.controls
+    for model in c["model"].values:
+        for mfu in _extremes(c["mfu"]):
+            for price in _extremes(c["price_scale"]):
+                for seq_len in _extremes(c["seq_len"]):
+                    view = spec.render(chips=tuple(c["chips"].values), model=model, mfu=mfu,
+                                       price_scale=price, seq_len=seq_len)
+                    _check_view(view)
+                    assert (view.data["usd_per_million_tokens"] > 0).all()
+
+
+def test_catalogue_every_precision_and_status():
+    from accelbook.dashboards import catalogue_spec
+
+    spec = catalogue_spec()
+    c = spec.controls
+    for precision in c["precision"].values:
+        for status in c["statuses"].values:
+            try:
+                view = spec.render(vendors=tuple(c["vendors"].values), statuses=(status,), precision=precision)
+            except ValueError as exc:  # e.g. no estimated chip publishes an fp4 peak
+                assert "no chip" in str(exc) or str(exc).strip()
+                continue
+            _check_view(view)

@@ -230,6 +230,9 @@ def test_first_dashboard_redraws_when_slider_moves(page):
             f"no dashboard ({DASHBOARD_CSS}) with a {SLIDER_LABEL!r} slider and an inline <svg> in "
             f"{CHART_CSS} appeared within {FIRST_CHART_S} s ({n} dashboards on the page); "
             f"see {ARTIFACTS / 'failure.png'}")
+    # the rest of the notebook runs after the dashboard appears; a slider moved meanwhile waits for
+    # the kernel, so let Run All finish first (the redraw time below is then what a reader waits for)
+    _wait_until_kernel_idle(page, KERNEL_IDLE_S)
     dashboard.scroll_into_view_if_needed()
     chart = dashboard.locator(CHART_CSS).first
     slider = dashboard.locator(".widget-slider").filter(has=label).first
@@ -244,8 +247,8 @@ def test_first_dashboard_redraws_when_slider_moves(page):
 
     handle = slider.locator(".noUi-handle").first
     handle.focus()
-    for _ in range(3):
-        handle.press("ArrowRight")
+    t_pressed = time.monotonic()
+    handle.press("ArrowRight")  # one step: 8 -> 16 sequences
     after_value = readout.inner_text().strip()
     assert after_value != before_value, (
         f"the {SLIDER_LABEL!r} slider did not move: readout stayed {before_value!r} after ArrowRight")
@@ -262,12 +265,16 @@ def test_first_dashboard_redraws_when_slider_moves(page):
             redrawn_or_problem,
             arg=[dashboard.element_handle(), chart.element_handle(), before_svg, problem_dom_css],
             timeout=REDRAW_S * 1000,
-            polling=250,
+            polling="raf",
         )
     except Exception:  # noqa: BLE001 - playwright's TimeoutError
         dashboard.screenshot(path=str(ARTIFACTS / "after.png"))
         pytest.fail(f"the chart did not change within {REDRAW_S} s after moving {SLIDER_LABEL!r} "
                     f"from {before_value} to {after_value}; see {ARTIFACTS / 'after.png'}")
+    # slider key press -> kernel recomputes -> spec to the page -> Vega redraws: what a user waits for
+    latency_ms = (time.monotonic() - t_pressed) * 1e3
+    (ARTIFACTS / "redraw_latency.txt").write_text(f"{latency_ms:.0f} ms from key press to redrawn chart\n")
+    print(f"slider -> redrawn chart in the browser: {latency_ms:.0f} ms")
     page.wait_for_timeout(500)  # let the last redraw land before the screenshot
     dashboard.screenshot(path=str(ARTIFACTS / "after.png"))
     page.screenshot(path=str(ARTIFACTS / "page.png"), full_page=False)
