@@ -208,3 +208,25 @@ def claims_table() -> pd.DataFrame:
         "id": v.claim.id, "claim": v.claim.claim, "published": v.claim.published,
         "model": v.model_says, "verdict": v.verdict, "reason": v.reason,
     } for v in verdicts()])
+
+
+VERDICT_COLOURS = {"supported": "#2e7d32", "not supported": "#b00020", "cannot tell": "#b26a00"}
+
+
+def claims_html(vs: tuple[Verdict, ...] | None = None) -> str:
+    """The claims as HTML cards: claim, origin, what was published, what the model says, verdict.
+
+    HTML rather than Markdown so that dollar signs in the claims are not read as LaTeX.
+    """
+    import html
+
+    cards = []
+    for v in verdicts() if vs is None else vs:
+        colour = VERDICT_COLOURS[v.verdict]
+        cards.append(
+            f'<div class="accelbook-claim" style="border-left:5px solid {colour};padding:4px 12px;margin:10px 0">'
+            f"<p><b>Claim.</b> {html.escape(v.claim.claim)}<br><i>Origin:</i> {html.escape(v.claim.origin)}</p>"
+            f"<p><i>Published:</i> {html.escape(v.claim.published)}</p>"
+            f"<p><i>Model:</i> {html.escape(v.model_says)}</p>"
+            f'<p><b style="color:{colour}">Verdict: {v.verdict}.</b> {html.escape(v.reason)}</p></div>')
+    return "\n".join(cards)

@@ -134,3 +134,12 @@ def test_source_of_returns_provenance():
     # two published values disagree with 2.765 TB/s: scaling-book 2.8 and JAX tpu_info 2.46
     assert sorted(v for v, _, _ in p.alternatives) == pytest.approx([2.46e12, 2.8e12])
     assert ab.get_chip("tpu-v5p").source_of("no_such_field") is None
+
+
+def test_disagreements_lists_price_spread():
+    d = ab.disagreements().set_index(["chip", "field"])
+    row = d.loc[("h100", "price_usd_per_s")]
+    # Google Cloud USD 10.80/h used; listings from USD 1.65 (Vast.ai) to 6.88 (AWS): (10.80 - 1.65) / 10.80
+    assert row["spread"] == pytest.approx((10.80 - 1.65) / 10.80)
+    assert row["used"] == "10.8 USD/h" and "1.65 USD/h" in row["others"]
+    assert (ab.disagreements()["spread"] >= 0).all()

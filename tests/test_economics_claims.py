@@ -199,3 +199,13 @@ def test_summary_table_in_reader_units():
     assert row["memory TB/s"] == pytest.approx(3.35) and row["memory GB"] == pytest.approx(80)
     assert row["link GB/s"] == pytest.approx(900) and row["link dir."] == "bidirectional"
     assert row["TDP W"] == pytest.approx(700) and row["ridge FLOP/B"] == pytest.approx(295.3, abs=0.05)
+
+
+def test_claims_html_escapes_dollars_and_markup():
+    from accelbook.claims import claims_html
+
+    out = claims_html()
+    # one card per claim, each with its verdict; "$12-15" stays text (no LaTeX, no raw markup)
+    assert out.count('class="accelbook-claim"') == len(cl.verdicts())
+    assert "$12-15" in out and "<script" not in out
+    assert "Verdict: not supported." in out and "Verdict: supported." in out
