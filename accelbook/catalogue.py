@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
@@ -339,11 +339,3 @@ class UnknownNameError(KeyError, ValueError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
-
-
-def frozen_map(d: Mapping) -> Mapping:
-    return MappingProxyType(dict(d))
-
-
-def provenance_field() -> Any:
-    return field(default_factory=lambda: MappingProxyType({}), repr=False, compare=False)

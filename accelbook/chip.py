@@ -22,7 +22,7 @@ import pandas as pd
 
 from .catalogue import (
     DATA_DIR, STATUSES, Catalogue, CatalogueError, Provenance, Source, _check_keys, file_keys,
-    load_sources, parse_quantity, user_sources, read_table_file, split_unit,
+    parse_quantity, user_sources, read_table_file, split_unit,
 )
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4")

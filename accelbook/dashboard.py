@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np

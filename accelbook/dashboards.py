@@ -136,7 +136,12 @@ def training_cost_view(chips, model, mfu, price_scale, seq_len, precision="bf16"
                f"Cheapest per token here: **{best['chip']}** at ${best['usd_per_million_tokens']:.2f} per million tokens.")
     if skipped:
         summary += "\n\nLeft out: " + "; ".join(skipped) + "."
-    return View(df, charts.training_cost_chart(df), summary)
+    table = pd.DataFrame({
+        "chip": df["chip"], "tokens/s per chip": df["tokens_per_s_per_chip"],
+        "USD per 1M tokens": df["usd_per_million_tokens"], "USD/h (after ×)": df["price_usd_per_hour"],
+        "chip-hours per 1T tokens": df["chip_hours"],
+    })
+    return View(df, charts.training_cost_chart(df), summary, table=table)
 
 
 @functools.lru_cache(maxsize=1)

@@ -19,7 +19,7 @@ def setup() -> None:
 
 def takeaway(text: str):
     """A **Takeaway** box (HTML) for the end of a section."""
-    from IPython.display import HTML, Markdown
+    from IPython.display import HTML
 
     try:
         import markdown
