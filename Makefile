@@ -3,7 +3,7 @@
 #   make venv     .venv with accelbook installed editable, plus the test tools (fast when done)
 #   make lab      JupyterLab on notebooks/
 #   make browser  make sure a Chromium for the browser test exists (Debian's; or set CHROMIUM=)
-#   make test     unit + browser tests, every notebook executed (nbval), dashboard benchmark
+#   make test     unit + browser tests, every notebook executed (nbval), then the benchmarks
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -56,6 +56,7 @@ test: venv browser
 	$(BIN)/python -m pytest tests || [ $$? -eq 5 ]
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 notebooks/ || [ $$? -eq 5 ]
 	$(BIN)/python benchmarks/bench_dashboards.py
+	$(BIN)/python benchmarks/bench_systolic.py
 
 clean:
 	rm -rf $(VENV) .numba_cache artifacts .pytest_cache .hypothesis

@@ -251,3 +251,86 @@ def training_cost_chart(df: pd.DataFrame) -> Figure:
         return message_figure("No chip with both a price and a peak at this precision.")
     cols = ["chip", "kind", "tokens_per_s_per_chip", "usd_per_million_tokens", "price_usd_per_hour"]
     return Figure.from_template(_template_training_cost(), cost=df[cols])
+
+
+# -- inside the chip (notebook 02) ------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _template_dataflows() -> dict:
+    base = alt.Chart(_data("flows")).encode(y=alt.Y("dataflow:N", title=None, sort=["os", "ws", "is"]),
+                                            color=alt.Color("dataflow:N", legend=None))
+    cyc = base.mark_bar().encode(x=alt.X("cycles:Q", title="cycles"), tooltip=["dataflow:N", "cycles:Q"])
+    util = base.mark_bar().encode(x=alt.X("overall_util_pct:Q", title="PE utilisation (%)",
+                                          scale=alt.Scale(domain=[0, 100])))
+    sram = base.mark_bar().encode(x=alt.X("sram_accesses_per_mac:Q", title="SRAM accesses per MAC"))
+    return alt.hconcat(cyc.properties(width=170, height=90), util.properties(width=170, height=90),
+                       sram.properties(width=170, height=90)).to_dict()
+
+
+def dataflow_chart(df: pd.DataFrame, title: str = "") -> Figure:
+    """Cycles, utilisation and SRAM accesses per MAC for each dataflow (rows of systolic.simulate_table)."""
+    d = df[["dataflow", "cycles", "sram_accesses_per_mac"]].assign(overall_util_pct=df["overall_util"] * 100)
+    return Figure.from_template(_template_dataflows(), title=title, flows=d)
+
+
+@functools.lru_cache(maxsize=1)
+def _template_trace() -> dict:
+    busy = alt.Chart(_data("trace")).mark_area(opacity=0.5, interpolate="step-after").encode(
+        x=alt.X("cycle:Q", title="cycle"), y=alt.Y("busy_pes:Q", title="busy PEs (mean per bin)"))
+    cap = alt.Chart(_data("cap")).mark_rule(strokeDash=[4, 4], color="grey").encode(y="pes:Q")
+    ops = alt.Chart(_data("flow")).mark_line(interpolate="step-after", strokeWidth=1.2).encode(
+        x=alt.X("cycle:Q", title="cycle"), y=alt.Y("per_cycle:Q", title="elements per cycle (mean per bin)"),
+        color=alt.Color("stream:N", title=None, legend=alt.Legend(orient="bottom")))
+    return alt.vconcat((busy + cap).properties(width=WIDTH, height=150),
+                       ops.properties(width=WIDTH, height=130)).to_dict()
+
+
+def trace_chart(trace: pd.DataFrame, pes: int, max_points: int = 600, title: str = "") -> Figure:
+    """The simulator's per-cycle trace (binned to ``max_points``): busy PEs, operands in, outputs out."""
+    n = len(trace)
+    bins = max(1, -(-n // max_points))
+    g = trace.groupby(trace["cycle"] // bins)
+    binned = g[["busy_pes", "ifmap_in", "filter_in", "ofmap_out"]].mean().assign(cycle=g["cycle"].first())
+    flow = binned.melt(id_vars="cycle", value_vars=["ifmap_in", "filter_in", "ofmap_out"],
+                       var_name="stream", value_name="per_cycle")
+    flow["stream"] = flow["stream"].map({"ifmap_in": "A in", "filter_in": "B in", "ofmap_out": "C out"})
+    return Figure.from_template(_template_trace(), title=title, trace=binned[["cycle", "busy_pes"]],
+                                cap=pd.DataFrame({"pes": [pes]}), flow=flow)
+
+
+@functools.lru_cache(maxsize=2)
+def _template_pe_grid(labels: bool) -> dict:
+    base = alt.Chart(_data("pes")).encode(x=alt.X("col:O", title="array column"),
+                                          y=alt.Y("row:O", title="array row"))
+    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
+        color=alt.Color("state:N", scale=alt.Scale(domain=["busy", "idle", "unmapped"],
+                                                   range=["#1f77b4", "#dfe7ef", "#f4f4f4"]), title="PE"),
+        tooltip=["row:O", "col:O", "state:N", "step:Q", "a:N", "b:N", "c:N"])
+    layers = [rect]
+    if labels:
+        layers.append(base.mark_text(fontSize=9, color="white").encode(text="label:N"))
+    return alt.layer(*layers).properties(width=360, height=360).to_dict()
+
+
+def pe_grid_chart(states: pd.DataFrame, title: str = "") -> Figure:
+    """The array at one cycle: busy, idle or unmapped PEs; on small arrays, the MAC step each does."""
+    s = states.assign(state=np.where(states["busy"], "busy", np.where(states["mapped"], "idle", "unmapped")),
+                      label=np.where(states["busy"], "k=" + states["step"].astype(str), ""))
+    labels = int(states["row"].max() + 1) <= 8 and int(states["col"].max() + 1) <= 8
+    cols = ["row", "col", "state", "step", "a", "b", "c", "label"]
+    return Figure.from_template(_template_pe_grid(labels), title=title, pes=s[cols])
+
+
+@functools.lru_cache(maxsize=4)
+def _template_sweep(dim: str) -> dict:
+    return alt.Chart(_data("sweep")).mark_line(point=alt.OverlayMarkDef(size=14)).encode(
+        x=alt.X(f"{dim}:Q", title=f"{dim} (elements)"),
+        y=alt.Y("efficiency_pct:Q", title="share of peak left by shape alone (%)", scale=alt.Scale(domain=[0, 100])),
+        color=alt.Color("arch:N", title=None, legend=alt.Legend(orient="bottom", columns=1, labelLimit=500)),
+        tooltip=[f"{dim}:Q", "arch:N", alt.Tooltip("efficiency_pct:Q", format=".1f")],
+    ).properties(width=WIDTH, height=260).to_dict()
+
+
+def efficiency_sweep_chart(df: pd.DataFrame, dim: str, title: str = "") -> Figure:
+    """GPU and TPU shape efficiency as one GEMM dimension sweeps (rows of tiling.shape_sweep)."""
+    d = df[[dim, "arch"]].assign(efficiency_pct=df["efficiency"] * 100)
+    return Figure.from_template(_template_sweep(dim), title=title, sweep=d)

@@ -68,6 +68,24 @@ def _batch_to_ridge() -> float:
     return _ridge("h100")
 
 
+def _gemv_util() -> float:
+    from .systolic import closed_form
+
+    return closed_form(1, 4096, 4096, 128, 128, "ws").overall_util * 100
+
+
+def _waves_h100() -> float:
+    from .tiling import gpu_gemm
+
+    return gpu_gemm(2304, 2304, 2304, sms=132)["waves"]
+
+
+def _os_cycles() -> float:
+    from .systolic import cycles
+
+    return cycles(8, 8, 8, 8, 8, "os")
+
+
 EXERCISES: dict[str, Exercise] = {e.id: e for e in [
     Exercise("ridge-h100", "00", "What is the ridge point of an H100 in dense bf16, in FLOP/byte?",
              lambda: _ridge("h100"), 0.02, "Divide peak FLOP/s by memory bandwidth in bytes/s; both from ab.get_chip('h100').",
@@ -89,6 +107,15 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in [
              "and list price?", _cost_v5p, 0.03,
              "tokens/s = MFU·P / C_train with C_train = model.flops_per_token(4096, training=True); "
              "then price per second / tokens per second.", "USD"),
+    Exercise("os-cycles-8", "02", "How many cycles does SCALE-Sim report for an 8×8×8 GEMM, output stationary, "
+             "on an 8×8 array?", _os_cycles, 0.0,
+             "One fold of T + R + C - 2 cycles; SCALE-Sim reports the index of the last cycle.", "cycles"),
+    Exercise("gemv-util", "02", "PE utilisation (in %) of a 1×4096×4096 GEMV on one 128×128 weight-stationary "
+             "array?", _gemv_util, 0.05,
+             "Every weight tile (fold) costs 2R + T + C - 2 cycles but does only T = M = 1 row of MACs.", "%"),
+    Exercise("waves-h100", "02", "How many waves of 128×128 tiles does a 2304×2304×2304 GEMM take on an H100 "
+             "(132 SMs)?", _waves_h100, 0.0, "Count the tiles, ⌈M/128⌉·⌈N/128⌉, then divide by the SMs and round up.",
+             "waves"),
 ]}
 
 
@@ -113,6 +140,8 @@ def check(exercise_id: str, answer: Any) -> Result:
         return Result(ex, answer, False, f"Give a finite number{(' in ' + ex.unit) if ex.unit else ''}. Hint: {ex.hint}")
     ok = abs(value - expected) <= ex.rel_tol * abs(expected)
     if ok:
+        if ex.rel_tol == 0:
+            return Result(ex, answer, True, f"{value:,.4g} {ex.unit} is exactly right.")
         return Result(ex, answer, True, f"{value:,.4g} {ex.unit} is within {ex.rel_tol:.0%} of the model's "
                                         f"{expected:,.4g} {ex.unit}.")
     direction = "too high" if value > expected else "too low"
