@@ -165,7 +165,8 @@ ALL_SPECS = (catalogue_spec, roofline_spec, training_cost_spec)
 
 
 # -- 02: inside the chip ------------------------------------------------------------------------------
-TRACE_LIMIT_CYCLES = 400_000  # above this the dashboard shows totals (closed form) without the trace
+TRACE_LIMIT_CYCLES = 400_000
+DATAFLOW_OPTIONS = (("output stationary", "os"), ("weight stationary (TPU)", "ws"), ("input stationary", "is"))  # above this the dashboard shows totals (closed form) without the trace
 
 
 def systolic_view(M, N, K, array, dataflow) -> View:
@@ -200,8 +201,7 @@ def systolic_spec() -> DashboardSpec:
             "N": Slider("N (columns of B)", 1, 1024, 1, 64),
             "K": Slider("K (shared)", 1, 1024, 1, 64),
             "array": Choice("array (R = C)", (8, 16, 32, 64, 128, 256), 32),
-            "dataflow": Choice("dataflow", (("output stationary", "os"), ("weight stationary (TPU)", "ws"),
-                                            ("input stationary", "is")), "ws"),
+            "dataflow": Choice("dataflow", DATAFLOW_OPTIONS, "ws"),
         },
         view=systolic_view,
     )
@@ -228,8 +228,7 @@ def animation_spec() -> DashboardSpec:
         controls={
             "M": Slider("M", 1, 16, 1, 6), "N": Slider("N", 1, 16, 1, 6), "K": Slider("K", 1, 16, 1, 6),
             "array": Choice("array (R = C)", (2, 4, 8, 16), 4),
-            "dataflow": Choice("dataflow", (("output stationary", "os"), ("weight stationary (TPU)", "ws"),
-                                            ("input stationary", "is")), "os"),
+            "dataflow": Choice("dataflow", DATAFLOW_OPTIONS, "os"),
             "cycle": Slider("cycle", 0, 300, 1, 3),
         },
         view=animation_view,
