@@ -57,6 +57,7 @@ test: venv browser
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 notebooks/ || [ $$? -eq 5 ]
 	$(BIN)/python benchmarks/bench_dashboards.py
 	$(BIN)/python benchmarks/bench_systolic.py
+	$(BIN)/python benchmarks/bench_topology.py
 
 clean:
 	rm -rf $(VENV) .numba_cache artifacts .pytest_cache .hypothesis

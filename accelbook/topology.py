@@ -1,0 +1,373 @@
+"""Network topologies of accelerator systems, and their hop statistics (Numba BFS).
+
+A :class:`Topology` is an undirected graph in CSR form. Nodes ``0 .. n_endpoints-1`` are chips;
+any further nodes are switches (NVSwitch, fat-tree and dragonfly routers, optical circuit switches
+are *not* nodes: an OCS is a patch panel that joins links, so it adds no hop). A hop is one link.
+
+Builders: :func:`ring`, :func:`torus` (and :func:`mesh`, ``wraparound=False``; ``twisted=True``
+for a twisted 2D/3D torus), :func:`full_mesh`, :func:`switched` (an NVSwitch node, :func:`nvl72`),
+:func:`fat_tree` (k-ary, with oversubscription), :func:`dragonfly`, :func:`boardfly` (a labelled
+guess at TPU 8i's network) and :func:`tpu_pod` (4×4×4 cubes joined by optical switches).
+
+:func:`hop_stats` runs a breadth-first search from every chip (bit-parallel: 64 sources per pass,
+batches in parallel with ``prange``, each with its own buffers) and returns the diameter, the mean hop count over
+ordered pairs of distinct chips and the hop histogram. Analytic check: a k×k×k torus with
+wraparound has diameter ``3·⌊k/2⌋`` and, for even k, mean hops ``3·(k/4)·k³/(k³-1)``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+from numba import njit, prange
+
+
+@dataclass(frozen=True)
+class Topology:
+    """An interconnect: chips (nodes < n_endpoints) and switches, links as a CSR adjacency."""
+
+    name: str
+    kind: str
+    n_endpoints: int
+    n_nodes: int
+    indptr: np.ndarray            # int64, len n_nodes + 1
+    indices: np.ndarray           # int64, neighbours; each undirected link appears twice
+    dims: tuple[int, ...] = ()    # torus/mesh shape, if any
+    wraparound: tuple[bool, ...] = ()
+    assumptions: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_links(self) -> int:
+        return len(self.indices) // 2
+
+    def degree(self) -> np.ndarray:
+        return np.diff(self.indptr)
+
+    def edges(self) -> np.ndarray:
+        """Each undirected link once, as an (n_links, 2) array with u < v."""
+        src = np.repeat(np.arange(self.n_nodes), np.diff(self.indptr))
+        e = np.stack([src, self.indices], axis=1)
+        return e[e[:, 0] < e[:, 1]]
+
+
+def _from_edges(name: str, kind: str, n_endpoints: int, n_nodes: int, edges, **kw) -> Topology:
+    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    e = e[e[:, 0] != e[:, 1]]
+    e = np.unique(np.sort(e, axis=1), axis=0)          # a pair of nodes is joined by one link here
+    both = np.concatenate([e, e[:, ::-1]])
+    order = np.lexsort((both[:, 1], both[:, 0]))
+    both = both[order]
+    indptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.add.at(indptr, both[:, 0] + 1, 1)
+    return Topology(name, kind, n_endpoints, n_nodes, np.cumsum(indptr), both[:, 1].copy(), **kw)
+
+
+def _whole(name: str, v, minimum: int = 1) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {v!r}")
+    return int(v)
+
+
+# -- builders ---------------------------------------------------------------------------------------
+def torus(dims, wraparound=True, twisted: bool = False) -> Topology:
+    """A torus (or mesh) of shape ``dims``; ``wraparound`` is one bool or one per dimension.
+
+    ``twisted=True`` twists the wraparound of the first dimension by half the second (the
+    twisted torus of TPU v4 slices, Jouppi et al. ISCA 2023), which shortens the longest paths.
+    """
+    dims = tuple(_whole("each dimension", d) for d in dims)
+    if not dims:
+        raise ValueError("dims must name at least one dimension")
+    wrap = tuple(bool(wraparound) for _ in dims) if isinstance(wraparound, bool) else tuple(map(bool, wraparound))
+    if len(wrap) != len(dims):
+        raise ValueError("give one wraparound flag per dimension")
+    if twisted and (len(dims) < 2 or not wrap[0]):
+        raise ValueError("a twisted torus needs two or more dimensions and wraparound on the first")
+    n = math.prod(dims)
+    coords = np.array(list(itertools.product(*[range(d) for d in dims])), dtype=np.int64).reshape(n, len(dims))
+    strides = np.array([math.prod(dims[i + 1:]) for i in range(len(dims))], dtype=np.int64)
+    edges = []
+    for axis, (k, w) in enumerate(zip(dims, wrap)):
+        if k == 1:
+            continue
+        nxt = coords.copy()
+        nxt[:, axis] += 1
+        inside = nxt[:, axis] < k
+        if w and k > 2:
+            wrapped = ~inside
+            nxt[wrapped, axis] = 0
+            if twisted and axis == 0:
+                nxt[wrapped, 1] = (nxt[wrapped, 1] + dims[1] // 2) % dims[1]
+            inside = np.ones(n, dtype=bool)
+        src = np.arange(n)[inside]
+        edges.append(np.stack([src, nxt[inside] @ strides], axis=1))
+    name = ("twisted " if twisted else "") + ("torus " if any(wrap) else "mesh ") + "×".join(map(str, dims))
+    return _from_edges(name, "torus" if any(wrap) else "mesh", n, n,
+                       np.concatenate(edges) if edges else np.zeros((0, 2)), dims=dims, wraparound=wrap)
+
+
+def mesh(dims) -> Topology:
+    return torus(dims, wraparound=False)
+
+
+def ring(n: int) -> Topology:
+    """n chips in a bidirectional ring."""
+    t = torus((_whole("n", n),), wraparound=True)
+    return Topology(f"ring of {n}", "ring", t.n_endpoints, t.n_nodes, t.indptr, t.indices, t.dims, t.wraparound)
+
+
+def full_mesh(n: int) -> Topology:
+    """Every chip linked directly to every other (e.g. 8 GPUs with point-to-point links)."""
+    n = _whole("n", n)
+    e = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    return _from_edges(f"full mesh of {n}", "full_mesh", n, n, e if e else np.zeros((0, 2)))
+
+
+def switched(n: int, name: str = "NVSwitch domain") -> Topology:
+    """n chips on one non-blocking switch layer (NVSwitch node or rack), drawn as one switch node.
+
+    Every chip-to-chip path is 2 hops (chip → switch → chip); bandwidth is per chip, not shared.
+    """
+    n = _whole("n", n)
+    return _from_edges(f"{name} ({n} chips)", "switched", n, n + 1, [(i, n) for i in range(n)],
+                       assumptions="the switch fabric is non-blocking and shown as one node")
+
+
+def nvl72() -> Topology:
+    """GB200 NVL72: 72 GPUs on one NVLink switch domain (18 NVSwitch trays act as one layer)."""
+    return switched(72, "NVL72 rack")
+
+
+def fat_tree(k: int, oversubscription: int = 1) -> Topology:
+    """A 3-level k-ary fat tree (Al-Fares et al. 2008): k pods of k/2 edge and k/2 aggregation
+    switches, (k/2)² core switches; each edge switch serves ``oversubscription·k/2`` chips, so
+    ``oversubscription`` = 2 halves the bandwidth up from the edge. ``k³/4 · oversubscription`` chips.
+    """
+    k = _whole("k", k, 2)
+    if k % 2:
+        raise ValueError("k must be even")
+    o = _whole("oversubscription", oversubscription)
+    h = k // 2
+    hosts_per_edge = o * h
+    n_hosts = k * h * hosts_per_edge
+    edge0 = n_hosts
+    agg0 = edge0 + k * h
+    core0 = agg0 + k * h
+    n_nodes = core0 + h * h
+    edges = []
+    for pod in range(k):
+        for e in range(h):
+            esw = edge0 + pod * h + e
+            for x in range(hosts_per_edge):
+                edges.append(((pod * h + e) * hosts_per_edge + x, esw))
+            for a in range(h):
+                edges.append((esw, agg0 + pod * h + a))
+        for a in range(h):
+            for c in range(h):
+                edges.append((agg0 + pod * h + a, core0 + a * h + c))
+    return _from_edges(f"{k}-ary fat tree" + (f", {o}:1 oversubscribed" if o > 1 else ""), "fat_tree",
+                       n_hosts, n_nodes, edges, params={"k": k, "oversubscription": o})
+
+
+def dragonfly(a: int, p: int, h: int, groups: int | None = None) -> Topology:
+    """Dragonfly (Kim et al. ISCA 2008): groups of ``a`` all-to-all routers, ``p`` chips per router,
+    ``h`` global links per router; ``groups`` defaults to the balanced ``a·h + 1`` (one global link
+    between every pair of groups). Global link g of group i goes to group (i + g + 1) mod groups.
+    """
+    a, p, h = _whole("a", a), _whole("p", p), _whole("h", h)
+    g = a * h + 1 if groups is None else _whole("groups", groups, 2)
+    if g > a * h + 1:
+        raise ValueError(f"{g} groups need more than a·h = {a * h} global links per group")
+    n_chips = g * a * p
+    r0 = n_chips
+    edges = []
+    for grp in range(g):
+        for r in range(a):
+            router = r0 + grp * a + r
+            for x in range(p):
+                edges.append(((grp * a + r) * p + x, router))
+            for r2 in range(r + 1, a):
+                edges.append((router, r0 + grp * a + r2))
+    # group pairs (i, j), i < j, one link each, spread over the routers' global ports
+    port = [0] * g
+    for i in range(g):
+        for j in range(i + 1, g):
+            ri = r0 + i * a + (port[i] // h) % a
+            rj = r0 + j * a + (port[j] // h) % a
+            port[i] += 1
+            port[j] += 1
+            edges.append((ri, rj))
+    return _from_edges(f"dragonfly a={a} p={p} h={h}, {g} groups", "dragonfly", n_chips, r0 + g * a, edges,
+                       params={"a": a, "p": p, "h": h, "groups": g})
+
+
+def boardfly(groups: int = 36, boards_per_group: int = 8, chips_per_board: int = 4) -> Topology:
+    """A BoardFly-like network, our reconstruction (little is public; read the assumptions).
+
+    Public: TPU 8i pods of up to 1,152 chips = 36 groups × 8 boards × 4 chips, a low-diameter
+    "Boardfly" topology, at most 7 ICI hops (secondary reports of Google's Apr 2026 announcement).
+    Assumed here, dragonfly-style with chips as routers: the 4 chips of a board are all linked; chip
+    c of each board links to chip c of every other board in its group; every pair of groups is joined
+    by one global link, spread round-robin over the group's chips.
+    """
+    g, b, c = (_whole(n, v) for n, v in (("groups", groups), ("boards_per_group", boards_per_group),
+                                          ("chips_per_board", chips_per_board)))
+    per_group = b * c
+    node = lambda grp, brd, chip: (grp * b + brd) * c + chip  # noqa: E731
+    edges = []
+    for grp in range(g):
+        for brd in range(b):
+            for x in range(c):
+                for y in range(x + 1, c):
+                    edges.append((node(grp, brd, x), node(grp, brd, y)))
+                for brd2 in range(brd + 1, b):
+                    edges.append((node(grp, brd, x), node(grp, brd2, x)))
+    port = [0] * g
+    for i in range(g):
+        for j in range(i + 1, g):
+            a_ = i * per_group + port[i] % per_group
+            b_ = j * per_group + port[j] % per_group
+            port[i] += 1
+            port[j] += 1
+            edges.append((a_, b_))
+    n = g * per_group
+    return _from_edges(f"BoardFly-like, {g}×{b}×{c} = {n} chips", "boardfly", n, n, edges,
+                       assumptions=" ".join(boardfly.__doc__.split("Assumed here, ")[1].split()),
+                       params={"groups": g, "boards_per_group": b, "chips_per_board": c})
+
+
+def tpu_pod(slice_shape=(4, 4, 4), twisted: bool = False) -> Topology:
+    """A TPU v4/v5p slice built from 4×4×4 cubes joined by optical circuit switches (OCS).
+
+    Each dimension of ``slice_shape`` must be 1, 2 or a multiple of 4. The OCS closes the ring of a
+    dimension only when the slice spans whole cubes along it (a multiple of 4): then that dimension
+    has wraparound; smaller slices are meshes along it (scaling-book, "How to think about TPUs").
+    """
+    dims = tuple(_whole("each dimension", d) for d in slice_shape)
+    if len(dims) != 3:
+        raise ValueError("a TPU slice shape has three dimensions, e.g. (4, 4, 8)")
+    for d in dims:
+        if d not in (1, 2) and d % 4:
+            raise ValueError(f"slice dimensions must be 1, 2 or multiples of 4 (whole cubes), got {dims}")
+    t = torus(dims, wraparound=tuple(d % 4 == 0 for d in dims), twisted=twisted)
+    return Topology(f"TPU slice {'×'.join(map(str, dims))}" + (" (twisted)" if twisted else ""), "tpu_pod",
+                    t.n_endpoints, t.n_nodes, t.indptr, t.indices, t.dims, t.wraparound,
+                    assumptions="OCS adds no hop; wraparound only along dimensions that span whole 4-chip cubes")
+
+
+# -- hop statistics (Numba) ---------------------------------------------------------------------------
+@njit(cache=True)
+def _popcount(x):
+    """Set bits of a uint64 (SWAR)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@njit(cache=True, parallel=True)
+def _hop_histogram(indptr, indices, n_nodes, n_endpoints):
+    """Histogram of hop counts over ordered pairs of distinct endpoints, and unreachable pairs.
+
+    Bit-parallel BFS: 64 sources at a time, one bit each in a uint64 per node. Each level pulls
+    the frontier bits of a node's neighbours (``new = OR(frontier[u]) & ~visited[v]``), so one pass
+    over the links advances 64 searches. Batches of sources run in parallel (``prange``), each with
+    its own arrays and histogram row, summed at the end.
+    """
+    n_batches = (n_endpoints + 63) // 64
+    hist = np.zeros((n_batches, n_nodes + 1), dtype=np.int64)
+    reached = np.zeros(n_batches, dtype=np.int64)
+    for bt in prange(n_batches):
+        s0 = bt * 64
+        width = min(64, n_endpoints - s0)
+        visited = np.zeros(n_nodes, dtype=np.uint64)
+        frontier = np.zeros(n_nodes, dtype=np.uint64)
+        nxt = np.zeros(n_nodes, dtype=np.uint64)
+        for i in range(width):
+            bit = np.uint64(1) << np.uint64(i)
+            visited[s0 + i] |= bit
+            frontier[s0 + i] |= bit
+        level = 0
+        active = True
+        while active:
+            level += 1
+            active = False
+            for v in range(n_nodes):
+                acc = np.uint64(0)
+                for e in range(indptr[v], indptr[v + 1]):
+                    acc |= frontier[indices[e]]
+                new = acc & ~visited[v]
+                nxt[v] = new
+                if new != np.uint64(0):
+                    visited[v] |= new
+                    active = True
+                    if v < n_endpoints:
+                        cnt = np.int64(_popcount(new))
+                        hist[bt, level] += cnt
+                        reached[bt] += cnt
+            for v in range(n_nodes):
+                frontier[v] = nxt[v]
+    out = np.zeros(n_nodes + 1, dtype=np.int64)
+    for bt in range(n_batches):
+        out += hist[bt]
+    return out, np.int64(n_endpoints) * (n_endpoints - 1) - reached.sum()
+
+
+def hop_histogram(topo: Topology) -> np.ndarray:
+    """``h[d]`` = number of ordered pairs of distinct chips whose shortest path has ``d`` hops."""
+    if topo.n_endpoints < 2:
+        raise ValueError("hop statistics need at least two chips")
+    hist, unreachable = _hop_histogram(topo.indptr, topo.indices, topo.n_nodes, topo.n_endpoints)
+    if unreachable:
+        raise ValueError(f"{topo.name} is not connected: {unreachable} ordered pairs of chips cannot reach each other")
+    last = int(np.nonzero(hist)[0].max())
+    return hist[: last + 1]
+
+
+def hop_stats(topo: Topology) -> dict:
+    """``diameter``, ``mean_hops`` (over ordered pairs of distinct chips), ``histogram``, ``n_pairs``."""
+    h = hop_histogram(topo)
+    pairs = int(h.sum())
+    return {"diameter": len(h) - 1, "mean_hops": float(np.arange(len(h)) @ h) / pairs, "histogram": h,
+            "n_pairs": pairs, "n_chips": topo.n_endpoints, "n_links": topo.n_links}
+
+
+def torus_mean_hops(dims, wraparound=True) -> float:
+    """Analytic mean hops over ordered pairs of distinct nodes of a torus/mesh (sum over dimensions)."""
+    dims = tuple(dims)
+    wrap = (wraparound,) * len(dims) if isinstance(wraparound, bool) else tuple(wraparound)
+    n = math.prod(dims)
+    total = 0.0  # mean over all ordered pairs including identical ones, then rescaled
+    for k, w in zip(dims, wrap):
+        if w and k > 2:
+            per_dim = sum(min(d, k - d) for d in range(k)) / k          # mean ring distance
+        else:
+            per_dim = (k * k - 1) / (3 * k)                              # mean |i - j| on a line
+        total += per_dim
+    return total * n / (n - 1)
+
+
+def torus_diameter(dims, wraparound=True) -> int:
+    wrap = (wraparound,) * len(dims) if isinstance(wraparound, bool) else tuple(wraparound)
+    return sum(k // 2 if (w and k > 2) else k - 1 for k, w in zip(dims, wrap))
+
+
+def bisection_links(topo: Topology) -> int:
+    """Links crossing the cut that halves a torus/mesh across its longest dimension (on the graph).
+
+    Analytic: 2·N/k with wraparound on that dimension, N/k without (N chips, k the longest side).
+    """
+    if topo.kind not in ("torus", "mesh", "ring", "tpu_pod"):
+        raise ValueError("the graph cut is implemented for tori, meshes and rings")
+    axis = int(np.argmax(topo.dims))
+    k = topo.dims[axis]
+    stride = math.prod(topo.dims[axis + 1:])
+    coord = (np.arange(topo.n_nodes) // stride) % k
+    side = coord < k // 2
+    e = topo.edges()
+    return int(np.sum(side[e[:, 0]] != side[e[:, 1]]))

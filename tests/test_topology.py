@@ -1,0 +1,128 @@
+"""Topologies and hop statistics: against networkx exactly, and against analytic values."""
+
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accelbook import topology as tp
+
+
+def networkx_histogram(t: tp.Topology) -> np.ndarray:
+    """Reference: networkx all-pairs shortest path lengths, over ordered pairs of distinct chips."""
+    G = nx.Graph()
+    G.add_nodes_from(range(t.n_nodes))
+    G.add_edges_from(t.edges().tolist())
+    h: dict[int, int] = {}
+    for s, lengths in nx.all_pairs_shortest_path_length(G):
+        if s >= t.n_endpoints:
+            continue
+        for v, d in lengths.items():
+            if v < t.n_endpoints and v != s:
+                h[d] = h.get(d, 0) + 1
+    return np.array([h.get(i, 0) for i in range(max(h) + 1)])
+
+
+BUILT = [
+    tp.ring(2), tp.ring(9), tp.ring(130), tp.torus((4, 4, 4)), tp.torus((5, 6)), tp.mesh((3, 4, 2)),
+    tp.torus((8, 8), twisted=True), tp.torus((4, 4, 8), twisted=True), tp.torus((3, 1, 5)), tp.full_mesh(6),
+    tp.switched(8), tp.nvl72(), tp.fat_tree(4), tp.fat_tree(6), tp.fat_tree(4, oversubscription=2),
+    tp.dragonfly(4, 2, 2), tp.dragonfly(3, 1, 1, groups=3), tp.boardfly(6, 4, 4), tp.boardfly(3, 2, 2),
+    tp.tpu_pod((4, 4, 8)), tp.tpu_pod((2, 4, 4)), tp.tpu_pod((1, 1, 4)),
+]
+
+
+@pytest.mark.parametrize("t", BUILT, ids=lambda t: t.name)
+def test_histogram_equals_networkx(t):
+    np.testing.assert_array_equal(tp.hop_stats(t)["histogram"], networkx_histogram(t))
+
+
+@settings(max_examples=40, deadline=None)
+@given(dims=st.lists(st.integers(1, 7), min_size=1, max_size=3), wrap=st.booleans(), twist=st.booleans())
+def test_random_tori_equal_networkx(dims, wrap, twist):
+    twisted = twist and wrap and len(dims) >= 2
+    t = tp.torus(dims, wraparound=wrap, twisted=twisted)
+    if t.n_endpoints < 2:
+        return
+    np.testing.assert_array_equal(tp.hop_stats(t)["histogram"], networkx_histogram(t))
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 60), p=st.floats(0.05, 0.5), seed=st.integers(0, 10_000))
+def test_random_connected_graphs_equal_networkx(n, p, seed):
+    G = nx.gnp_random_graph(n, p, seed=seed)
+    G.add_edges_from((i, i + 1) for i in range(n - 1))         # make it connected
+    t = tp._from_edges("random", "random", n, n, np.array(list(G.edges())))
+    np.testing.assert_array_equal(tp.hop_stats(t)["histogram"], networkx_histogram(t))
+
+
+@pytest.mark.parametrize("k", [3, 4, 5, 8, 16])
+def test_cube_torus_analytic(k):
+    # k x k x k torus with wraparound: diameter 3*floor(k/2); mean = 3 * (mean ring distance) * n/(n-1)
+    s = tp.hop_stats(tp.torus((k, k, k)))
+    assert s["diameter"] == 3 * (k // 2)
+    ring_mean = sum(min(d, k - d) for d in range(k)) / k
+    assert s["mean_hops"] == pytest.approx(3 * ring_mean * k**3 / (k**3 - 1), rel=1e-12)
+    assert s["n_pairs"] == k**3 * (k**3 - 1)
+
+
+@pytest.mark.parametrize("dims,wrap", [((8, 8, 16), True), ((6, 10), False), ((4, 4, 4), (True, False, True))])
+def test_torus_formulas(dims, wrap):
+    s = tp.hop_stats(tp.torus(dims, wraparound=wrap))
+    assert s["diameter"] == tp.torus_diameter(dims, wrap)
+    assert s["mean_hops"] == pytest.approx(tp.torus_mean_hops(dims, wrap), rel=1e-12)
+
+
+def test_the_16_hop_claim_is_an_8x8x16_torus():
+    # the articles: "a 1,024-chip 3D torus has a 16-hop diameter": 8 x 8 x 16 with wraparound, 4 + 4 + 8
+    t = tp.torus((8, 8, 16))
+    assert t.n_endpoints == 1024 and tp.hop_stats(t)["diameter"] == 16
+
+
+def test_switched_and_fat_tree_by_hand():
+    assert tp.hop_stats(tp.switched(8))["diameter"] == 2               # chip - switch - chip
+    s = tp.hop_stats(tp.fat_tree(4))
+    # 16 hosts: same edge switch 2 hops (1 other host), same pod 4 hops (2), other pod 6 hops (12)
+    np.testing.assert_array_equal(s["histogram"], [0, 0, 16 * 1, 0, 16 * 2, 0, 16 * 12])
+    assert tp.fat_tree(4).n_endpoints == 4**3 // 4 and tp.fat_tree(4, 2).n_endpoints == 32
+
+
+def test_tpu_slice_wraps_only_whole_cubes():
+    t = tp.tpu_pod((2, 4, 8))
+    assert t.wraparound == (False, True, True)
+    assert tp.hop_stats(t)["diameter"] == 1 + 2 + 4
+    with pytest.raises(ValueError, match="multiples of 4"):
+        tp.tpu_pod((3, 4, 4))
+
+
+def test_bisection_cut_matches_formula():
+    # cut across the longest dimension k: 2 N / k links with wraparound, N / k without
+    for dims, wrap in [((4, 4, 8), True), ((4, 4, 8), False), ((16,), True), ((6, 6), True)]:
+        t = tp.torus(dims, wraparound=wrap)
+        k = max(dims)
+        n = np.prod(dims)
+        assert tp.bisection_links(t) == (2 if (wrap and k > 2) else 1) * n // k
+
+
+def test_boardfly_labels_its_assumptions():
+    b = tp.boardfly()
+    assert b.n_endpoints == 36 * 8 * 4 == 1152
+    assert "chip c of each board" in b.assumptions
+    assert tp.hop_stats(b)["diameter"] <= 7          # the public claim is "at most 7 hops"
+
+
+def test_disconnected_and_bad_input_errors():
+    t = tp._from_edges("two islands", "x", 4, 4, np.array([[0, 1], [2, 3]]))
+    with pytest.raises(ValueError, match="not connected"):
+        tp.hop_stats(t)
+    for bad in [lambda: tp.torus(()), lambda: tp.torus((0, 4)), lambda: tp.ring(1.5), lambda: tp.fat_tree(3),
+                lambda: tp.dragonfly(2, 2, 1, groups=9), lambda: tp.torus((4,), twisted=True)]:
+        with pytest.raises(ValueError):
+            bad()
+    with pytest.raises(ValueError, match="two chips"):
+        tp.hop_stats(tp.ring(1))
