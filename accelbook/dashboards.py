@@ -11,7 +11,7 @@ import functools
 import numpy as np
 import pandas as pd
 
-from . import charts, systolic, tiling
+from . import charts, collectives, systolic, tiling, topology
 from .chip import PRECISIONS, all_chips, chips as chips_table, get_chip, summary_table
 from .dashboard import Choice, DashboardSpec, LogSlider, Slider, View, fmt_si
 from .economics import training_cost_table
@@ -279,3 +279,105 @@ def shapes_spec() -> DashboardSpec:
 
 
 ALL_SPECS = ALL_SPECS + (systolic_spec, animation_spec, shapes_spec)
+
+
+# -- 03: interconnects -----------------------------------------------------------------------------------
+NETWORKS = {  # about 1,000 chips each, so the hop counts compare like with like
+    "3D torus 8×8×16 (1,024)": lambda: topology.torus((8, 8, 16)),
+    "3D mesh 8×8×16, no wraparound (1,024)": lambda: topology.mesh((8, 8, 16)),
+    "twisted torus 8×8×16 (1,024)": lambda: topology.torus((8, 8, 16), twisted=True),
+    "BoardFly-like 36×8×4 (1,152)": lambda: topology.boardfly(),
+    "dragonfly a=8 p=4 h=4 (1,056)": lambda: topology.dragonfly(8, 4, 4),
+    "fat tree k=16 (1,024)": lambda: topology.fat_tree(16),
+    "8 nodes × 8 H100 + IB rails (64)": lambda: topology.gpu_cluster(8),
+    "NVL72 (72)": lambda: topology.nvl72(),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def network_stats(name: str) -> dict:
+    """Hop statistics of a named network (cached: the BFS over ~1,000 chips takes tens of ms)."""
+    if name not in NETWORKS:
+        raise ValueError(f"unknown network {name!r}; have {', '.join(NETWORKS)}")
+    t = NETWORKS[name]()
+    return {"topology": t, **topology.hop_stats(t)}
+
+
+def topology_view(networks) -> View:
+    if not networks:
+        raise ValueError("pick at least one network")
+    rows, lines = [], ["| network | chips | links | diameter | mean hops |", "|---|---|---|---|---|"]
+    for name in networks:
+        s = network_stats(name)
+        h = s["histogram"]
+        rows += [{"network": name, "hops": d, "share": h[d] / s["n_pairs"]} for d in range(1, len(h))]
+        lines.append(f"| {name} | {s['n_chips']:,} | {s['n_links']:,} | {s['diameter']} | {s['mean_hops']:.2f} |")
+    df = pd.DataFrame(rows)
+    return View(df, charts.hop_histogram_chart(df), "\n".join(lines))
+
+
+@functools.lru_cache(maxsize=1)
+def topology_spec() -> DashboardSpec:
+    return DashboardSpec(
+        name="topology",
+        description="Hop-count distributions of ~1,000-chip networks.",
+        controls={"networks": Choice("networks", tuple(NETWORKS), ("3D torus 8×8×16 (1,024)",
+                                                                    "BoardFly-like 36×8×4 (1,152)"), multi=True)},
+        view=topology_view,
+    )
+
+
+SYSTEMS = {
+    "HGX H100, NVLS on": lambda: topology.hgx_h100(nvls=True),
+    "HGX H100, NVLS off": lambda: topology.hgx_h100(nvls=False),
+    "4 × HGX H100 on IB rails": lambda: topology.h100_cluster(4),
+    "TPU v5p 4×4×4 slice": lambda: topology.tpu_slice("v5p", (4, 4, 4)),
+    "TPU v5e 16×16 pod": lambda: topology.tpu_slice("v5e", (16, 16)),
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _validation():
+    return collectives.validation_table()
+
+
+def collective_view(systems, collective, size_mib, bw_scale, latency_us) -> View:
+    if not systems:
+        raise ValueError("pick at least one system")
+    size = float(size_mib) * 2**20
+    curves, lines = [], ["| system | chips | algorithm | time | busbw |", "|---|---|---|---|---|"]
+    v = _validation()
+    v = v[(v["metric"] == "busbw GB/s") & (v["collective"] == collective)]
+    shown = np.zeros(len(v), dtype=bool)
+    for name in systems:
+        base = SYSTEMS[name]()
+        shown |= ((v["system"] == base.name) & (v["nvls"] == base.in_network_reduction)).to_numpy()
+        t = base.with_links(base.link_bw_bytes_per_s * bw_scale, latency_us * 1e-6)
+        c = collectives.sweep(collective, t, np.geomspace(2**10, 2**34, 40)).assign(system=name)
+        curves.append(c)
+        e = collectives.estimate(collective, size, t)
+        lines.append(f"| {name} | {t.n_endpoints} | {e.algorithm} | {fmt_si(e.time_s, 's')} | "
+                     f"{e.busbw_bytes_per_s / 1e9:,.0f} GB/s ({e.latency_s / e.time_s:.0%} latency) |")
+    curve = pd.concat(curves, ignore_index=True)
+    v = v[shown]
+    meas = pd.DataFrame({"case": v["case"], "message_bytes": v["message_bytes"], "busbw_gb_s": v["measured"]})
+    return View(curve, charts.collective_chart(curve, size, meas, title=f"{collective}: bus bandwidth"), "\n".join(lines))
+
+
+@functools.lru_cache(maxsize=1)
+def collective_spec() -> DashboardSpec:
+    return DashboardSpec(
+        name="collectives",
+        description="Alpha-beta collective models: message size, link bandwidth and latency.",
+        controls={
+            "systems": Choice("systems", tuple(SYSTEMS), ("HGX H100, NVLS off", "TPU v5p 4×4×4 slice"), multi=True),
+            "collective": Choice("collective", collectives.COLLECTIVES[:3], "all_reduce"),
+            "size_mib": LogSlider("message (MiB)", -6, 13, 64),
+            "bw_scale": Slider("link BW ×", 0.25, 4.0, 0.25, 1.0),
+            "latency_us": Slider("latency per step (µs)", 0.5, 20.0, 0.5, 1.0),
+        },
+        view=collective_view,
+    )
+
+
+ALL_SPECS = ALL_SPECS + (topology_spec, collective_spec)

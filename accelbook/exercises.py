@@ -86,6 +86,27 @@ def _os_cycles() -> float:
     return cycles(8, 8, 8, 8, 8, "os")
 
 
+def _torus16_diameter() -> float:
+    from .topology import hop_stats, torus
+
+    return hop_stats(torus((16, 16, 16)))["diameter"]
+
+
+def _ring_busbw() -> float:
+    from .collectives import estimate
+    from .topology import hgx_h100
+
+    return estimate("all_reduce", 64e9, hgx_h100(nvls=False), "ring").busbw_bytes_per_s / 1e9
+
+
+def _small_bound() -> set[str]:
+    from .collectives import estimate
+    from .topology import tpu_slice
+
+    e = estimate("all_reduce", 64 * 2**10, tpu_slice("v5p", (4, 4, 4)))
+    return {"latency" if e.latency_s > e.bandwidth_s else "bandwidth"}
+
+
 EXERCISES: dict[str, Exercise] = {e.id: e for e in [
     Exercise("ridge-h100", "00", "What is the ridge point of an H100 in dense bf16, in FLOP/byte?",
              lambda: _ridge("h100"), 0.02, "Divide peak FLOP/s by memory bandwidth in bytes/s; both from ab.get_chip('h100').",
@@ -116,6 +137,12 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in [
     Exercise("waves-h100", "02", "How many waves of 128×128 tiles does a 2304×2304×2304 GEMM take on an H100 "
              "(132 SMs)?", _waves_h100, 0.0, "Count the tiles, ⌈M/128⌉·⌈N/128⌉, then divide by the SMs and round up.",
              "waves"),
+    Exercise("torus-diameter-16", "03", "Diameter of a 16×16×16 torus with wraparound?", _torus16_diameter, 0.0,
+             "At most half-way round each of the three rings.", "hops"),
+    Exercise("ring-busbw-h100", "03", "Model busbw (GB/s) of a large ring all-reduce on 8 H100s?", _ring_busbw, 0.02,
+             "A bandwidth-bound ring's busbw is the usable link bandwidth, efficiency × 450 GB/s.", "GB/s"),
+    Exercise("small-allreduce-bound", "03", "Is a 64 KiB all-reduce on a v5p 4×4×4 slice latency- or bandwidth-bound?",
+             _small_bound, hint="Compare steps × 1 µs with bytes ÷ link bandwidth."),
 ]}
 
 

@@ -40,6 +40,27 @@ class Topology:
     wraparound: tuple[bool, ...] = ()
     assumptions: str = ""
     params: Mapping[str, Any] = field(default_factory=dict)
+    # what collectives need (accelbook.collectives): one link's bandwidth per direction, one step's
+    # latency, the share of line rate a collective library reaches, in-switch reduction (NVLS/SHARP)
+    link_bw_bytes_per_s: float = 100e9
+    hop_latency_s: float = 1e-6
+    efficiency: float = 1.0
+    in_network_reduction: bool = False
+
+    def with_links(self, link_bw_bytes_per_s: float | None = None, hop_latency_s: float | None = None,
+                   efficiency: float | None = None, in_network_reduction: bool | None = None) -> "Topology":
+        """A copy with other link parameters (what if the links were twice as fast?)."""
+        import dataclasses
+
+        changes = {k: v for k, v in dict(link_bw_bytes_per_s=link_bw_bytes_per_s, hop_latency_s=hop_latency_s,
+                                          efficiency=efficiency, in_network_reduction=in_network_reduction).items()
+                   if v is not None}
+        for k in ("link_bw_bytes_per_s", "hop_latency_s"):
+            if k in changes and not (isinstance(changes[k], (int, float)) and math.isfinite(changes[k]) and changes[k] > 0):
+                raise ValueError(f"{k} must be > 0 and finite, got {changes[k]!r}")
+        if "efficiency" in changes and not 0 < changes["efficiency"] <= 1:
+            raise ValueError(f"efficiency must be in (0, 1], got {changes['efficiency']!r}")
+        return dataclasses.replace(self, **changes)
 
     @property
     def n_links(self) -> int:
@@ -371,3 +392,66 @@ def bisection_links(topo: Topology) -> int:
     side = coord < k // 2
     e = topo.edges()
     return int(np.sum(side[e[:, 0]] != side[e[:, 1]]))
+
+
+def gpu_cluster(nodes: int, gpus_per_node: int = 8, nic_bw_bytes_per_s: float = 50e9,
+                nic_latency_s: float = 5e-6) -> Topology:
+    """GPU nodes (an NVSwitch each) joined by a rail-optimised, non-blocking InfiniBand fabric.
+
+    Each GPU has its own NIC; NIC ``g`` of every node sits on rail switch ``g`` (NVIDIA's DGX
+    SuperPOD design, drawn as one non-blocking switch per rail). Chips: ``nodes·gpus_per_node``.
+    """
+    nodes, g = _whole("nodes", nodes), _whole("gpus_per_node", gpus_per_node)
+    n = nodes * g
+    nvs0 = n
+    rail0 = n + nodes
+    edges = [(node * g + i, nvs0 + node) for node in range(nodes) for i in range(g)]
+    edges += [(node * g + i, rail0 + i) for node in range(nodes) for i in range(g)] if nodes > 1 else []
+    return _from_edges(f"{nodes} nodes × {g} GPUs (NVSwitch + IB rails)", "cluster", n, rail0 + g, edges,
+                       params={"nodes": nodes, "gpus_per_node": g, "nic_bw_bytes_per_s": nic_bw_bytes_per_s,
+                               "nic_latency_s": nic_latency_s},
+                       assumptions="each rail's IB fabric is non-blocking; one NIC per GPU")
+
+
+# -- systems with published link figures (sources in data/sources.toml; see notebook 03) -------------
+NCCL_EFFICIENCY = 0.82  # "450 GB/s is line rate; ~20% protocol overhead" (NCCL maintainer, nccl-tests #212)
+
+
+def hgx_h100(nvls: bool = True) -> Topology:
+    """8 H100 SXM on NVSwitch: 450 GB/s per GPU per direction (NVLink4, 18 links × 25 GB/s)."""
+    return switched(8, "HGX H100").with_links(450e9, 2e-6, NCCL_EFFICIENCY, nvls)
+
+
+def h100_cluster(nodes: int) -> Topology:
+    """HGX H100 nodes on 400 Gb/s NDR InfiniBand rails (one ConnectX-7, 50 GB/s, per GPU)."""
+    return gpu_cluster(nodes, 8, 50e9, 5e-6).with_links(450e9, 2e-6, NCCL_EFFICIENCY)
+
+
+def tpu_slice(generation: str, shape) -> Topology:
+    """A TPU slice: ICI links of 45 GB/s (v4, v5e) or 90 GB/s (v5p, v6e) per direction, ~1 µs a hop.
+
+    v4/v5p slices wrap along whole 4-chip cubes; v5e/v6e 2D slices wrap only along full 16-chip axes.
+    """
+    one_way = {"v4": 45e9, "v5e": 45e9, "v5p": 90e9, "v6e": 90e9}
+    if generation not in one_way:
+        raise ValueError(f"generation must be one of {sorted(one_way)}, got {generation!r}")
+    if generation in ("v4", "v5p"):
+        t = tpu_pod(tuple(shape))
+    else:
+        dims = tuple(_whole("each dimension", d) for d in shape)
+        t = torus(dims, wraparound=tuple(d == 16 for d in dims))
+    return t.with_links(one_way[generation], 1e-6, 1.0)
+
+
+def tpu_axis(generation: str, length: int) -> Topology:
+    """One axis of a TPU slice (a ring if it spans a full wraparound, else a line)."""
+    wraps = {"v4": 4, "v5p": 4, "v5e": 16, "v6e": 16}
+    if generation not in wraps:
+        raise ValueError(f"generation must be one of {sorted(wraps)}, got {generation!r}")
+    length = _whole("length", length)
+    full = length % wraps[generation] == 0
+    one_way = {"v4": 45e9, "v5e": 45e9, "v5p": 90e9, "v6e": 90e9}[generation]
+    return torus((length,), wraparound=full).with_links(one_way, 1e-6, 1.0)
+
+
+PRESETS = {"hgx_h100": hgx_h100, "h100_cluster": h100_cluster, "tpu_slice": tpu_slice, "tpu_axis": tpu_axis}

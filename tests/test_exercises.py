@@ -21,6 +21,11 @@ HAND = {
     "os-cycles-8": 21,
     "gemv-util": 0.2611,
     "waves-h100": 3,
+    # torus-diameter-16: 3 * 8 = 24; ring-busbw-h100: 0.82 * 450 = 369 GB/s (64 GB message: latency negligible);
+    # small-allreduce-bound: 2 passes x 3 axes x 2 hops x 1 us = 12 us vs ~2 * 64 KiB * 3/4 / 180 GB/s ~ 0.6 us
+    "torus-diameter-16": 24,
+    "ring-busbw-h100": 369,
+    "small-allreduce-bound": "latency",
 }
 
 
