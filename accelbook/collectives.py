@@ -29,6 +29,9 @@ Algorithms:
 - ``hierarchical``: reduce-scatter inside each node (NVLink), all-reduce of S/g across nodes on the
   IB rails, all-gather inside the node.
 - ``direct``: all-to-all with a message to every peer at once (switched, full mesh).
+- ``routed``: all-to-all over any network: each pair's S/p bytes follow the shortest paths (split
+  equally), so the time is the busiest link's load (``topology.all_to_all_load``) × S/p ÷ ηB, plus
+  diameter × α.
 
 ``estimate(..., algorithm=None)`` returns the fastest applicable algorithm, as NCCL's tuner aims to.
 """
@@ -112,6 +115,8 @@ def _estimate_one(c, S, topo: Topology, alg) -> tuple[float, float]:
     link = topo.link_bw_bytes_per_s * topo.efficiency
     kind = topo.kind
     if alg == "ring":
+        if c == "all_to_all":
+            raise ValueError("a ring all-to-all forwards messages over many hops: use routed or direct")
         per_chip = link * (2 if kind in ("torus", "tpu_pod", "ring") and any(topo.wraparound) else 1)
         if kind == "cluster":
             per_chip = min(link, topo.params["nic_bw_bytes_per_s"] * topo.efficiency)
@@ -135,6 +140,14 @@ def _estimate_one(c, S, topo: Topology, alg) -> tuple[float, float]:
         if c != "all_to_all" or kind not in ("switched", "full_mesh"):
             raise ValueError("direct is all_to_all on a switched domain or full mesh")
         return alpha, (p - 1) / p * S / link
+    if alg == "routed":
+        if c != "all_to_all":
+            raise ValueError("routed is all_to_all over the network's shortest paths")
+        from .topology import hop_stats
+
+        load = _max_uniform_load(topo)
+        # nccl-tests: S is each rank's send buffer, S/p to each peer; the busiest link carries `load` pairs
+        return hop_stats(topo)["diameter"] * alpha, load * (S / p) / link
     if alg == "hierarchical":
         if kind != "cluster":
             raise ValueError("hierarchical algorithms need a gpu_cluster")
@@ -151,7 +164,17 @@ def _estimate_one(c, S, topo: Topology, alg) -> tuple[float, float]:
     raise ValueError(f"unknown algorithm {alg!r}; have {ALGORITHMS}")
 
 
-ALGORITHMS = ("ring", "tree", "torus", "nvls", "direct", "hierarchical")
+ALGORITHMS = ("ring", "tree", "torus", "nvls", "direct", "hierarchical", "routed")
+_LOAD_CACHE: dict = {}
+
+
+def _max_uniform_load(topo: Topology) -> float:
+    key = (topo.name, topo.n_nodes, topo.n_links, topo.indices[:64].tobytes())
+    if key not in _LOAD_CACHE:
+        from .topology import all_to_all_load
+
+        _LOAD_CACHE[key] = all_to_all_load(topo)["max_link_load"]
+    return _LOAD_CACHE[key]
 
 
 def estimate(collective: str, message_bytes: float, topology: Topology, algorithm: str | None = None) -> Estimate:

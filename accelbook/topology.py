@@ -455,3 +455,104 @@ def tpu_axis(generation: str, length: int) -> Topology:
 
 
 PRESETS = {"hgx_h100": hgx_h100, "h100_cluster": h100_cluster, "tpu_slice": tpu_slice, "tpu_axis": tpu_axis}
+
+
+# -- link load under minimal routing (Numba) -------------------------------------------------------------
+@njit(cache=True, parallel=True)
+def _link_load(indptr, indices, n_nodes, n_endpoints, dest):
+    """Load on every directed link (CSR position) when each source sends one unit to each of its
+    destinations, split equally over all shortest paths (minimal routing with ECMP).
+
+    ``dest[s] = -1``: source s sends to every other chip (uniform all-to-all); otherwise to dest[s].
+    Brandes' dependency accumulation restricted to chip destinations; sources run in parallel
+    chunks, each with its own buffers and load array, summed at the end.
+    """
+    n_edges = len(indices)
+    n_chunks = min(n_endpoints, 64)
+    load = np.zeros((n_chunks, n_edges), dtype=np.float64)
+    for c in prange(n_chunks):
+        dist = np.empty(n_nodes, dtype=np.int64)
+        sigma = np.empty(n_nodes, dtype=np.float64)
+        delta = np.empty(n_nodes, dtype=np.float64)
+        order = np.empty(n_nodes, dtype=np.int64)
+        wants = np.zeros(n_nodes, dtype=np.float64)
+        for s in range(c, n_endpoints, n_chunks):
+            if dest[s] == -1:
+                for t in range(n_endpoints):
+                    wants[t] = 1.0
+                wants[s] = 0.0
+            else:
+                wants[dest[s]] = 1.0
+                if dest[s] == s:
+                    wants[s] = 0.0
+            dist[:] = -1
+            sigma[:] = 0.0
+            delta[:] = 0.0
+            dist[s] = 0
+            sigma[s] = 1.0
+            head = 0
+            tail = 1
+            order[0] = s
+            while head < tail:
+                u = order[head]
+                head += 1
+                for e in range(indptr[u], indptr[u + 1]):
+                    v = indices[e]
+                    if dist[v] < 0:
+                        dist[v] = dist[u] + 1
+                        order[tail] = v
+                        tail += 1
+                    if dist[v] == dist[u] + 1:
+                        sigma[v] += sigma[u]
+            # walk back from the farthest node: flow through u->v is sigma[u]/sigma[v] of what reaches v
+            for i in range(tail - 1, -1, -1):
+                u = order[i]
+                for e in range(indptr[u], indptr[u + 1]):
+                    v = indices[e]
+                    if dist[v] == dist[u] + 1:
+                        f = sigma[u] / sigma[v] * (wants[v] + delta[v])
+                        load[c, e] += f
+                        delta[u] += f
+            if dest[s] == -1:
+                for t in range(n_endpoints):
+                    wants[t] = 0.0
+            else:
+                wants[dest[s]] = 0.0
+    out = np.zeros(n_edges, dtype=np.float64)
+    for c in range(n_chunks):
+        out += load[c]
+    return out
+
+
+def link_loads(topo: Topology, traffic: str = "uniform", seed: int = 0) -> np.ndarray:
+    """Flow on each directed link (in CSR order: link ``indptr[u]+i`` goes u -> indices[...]).
+
+    ``traffic``: ``"uniform"`` (every chip sends one unit to every other chip) or ``"permutation"``
+    (each chip sends one unit to one other chip of a seeded random permutation). Routing: minimal,
+    split equally over all shortest paths. On a torus this equals dimension-ordered routing's load
+    for uniform traffic (every link of a dimension carries the same load, by symmetry); on a fat tree
+    shortest paths are the up-down paths; on a dragonfly they are the minimal paths.
+    """
+    if traffic == "uniform":
+        dest = np.full(topo.n_endpoints, -1, dtype=np.int64)
+    elif traffic == "permutation":
+        rng = np.random.default_rng(seed)
+        dest = rng.permutation(topo.n_endpoints).astype(np.int64)
+    else:
+        raise ValueError(f"traffic must be 'uniform' or 'permutation', got {traffic!r}")
+    hop_histogram(topo)  # raises a clear error if the network is not connected
+    return _link_load(topo.indptr, topo.indices, topo.n_nodes, topo.n_endpoints, dest)
+
+
+def all_to_all_load(topo: Topology) -> dict:
+    """Uniform all-to-all: the busiest directed link's flow, and the mean (units: one message per pair)."""
+    load = link_loads(topo, "uniform")
+    return {"max_link_load": float(load.max()), "mean_link_load": float(load.mean()),
+            "total_link_load": float(load.sum()), "n_directed_links": len(load)}
+
+
+def torus_all_to_all_max_load(dims) -> float:
+    """Analytic busiest-link flow for uniform all-to-all on a torus with wraparound: max over
+    dimensions of ``N·m_d / 2``, with ``m_d`` the mean ring distance of dimension d (k > 2)."""
+    n = math.prod(dims)
+    return max(n * (sum(min(d, k - d) for d in range(k)) / k) / 2 for k in dims if k > 2)

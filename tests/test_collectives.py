@@ -83,3 +83,16 @@ def test_clear_errors(bad):
     args.update(bad)
     with pytest.raises(ValueError):
         co.estimate(**args)
+
+
+def test_routed_all_to_all_by_hand():
+    # ring of 8, uniform all-to-all: busiest directed link carries N * m / 2 = 8 * 2 / 2 = 8 pair-messages
+    # (m = mean ring distance = (0+1+2+3+4+3+2+1)/8 = 2); each message S/8; plus diameter 4 x alpha
+    r = tp.ring(8).with_links(100e9, 1e-6, 1.0)
+    S = 8e8
+    e = co.estimate("all_to_all", S, r)
+    assert e.algorithm == "routed"
+    assert e.time_s == pytest.approx(4e-6 + 8 * (S / 8) / 100e9)
+    # a switched domain uses the direct algorithm: every GPU sends (p-1)/p of S over its own link
+    d = co.estimate("all_to_all", S, tp.switched(8).with_links(100e9, 1e-6, 1.0))
+    assert d.algorithm == "direct" and d.time_s == pytest.approx(1e-6 + 7 / 8 * S / 100e9)

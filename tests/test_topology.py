@@ -126,3 +126,55 @@ def test_disconnected_and_bad_input_errors():
             bad()
     with pytest.raises(ValueError, match="two chips"):
         tp.hop_stats(tp.ring(1))
+
+
+# -- link loads under minimal routing ------------------------------------------------------------------
+def brute_force_loads(t: tp.Topology, pairs) -> dict:
+    """Reference: enumerate every shortest path of every (source, destination) pair with networkx and
+    split the pair's unit of traffic equally over them."""
+    G = nx.Graph()
+    G.add_edges_from(t.edges().tolist())
+    load: dict = {}
+    for s, d in pairs:
+        paths = list(nx.all_shortest_paths(G, s, d))
+        for p in paths:
+            for a, b in zip(p, p[1:]):
+                load[(a, b)] = load.get((a, b), 0.0) + 1 / len(paths)
+    return load
+
+
+def _as_dict(t, loads):
+    src = np.repeat(np.arange(t.n_nodes), np.diff(t.indptr))
+    return {(int(u), int(v)): float(x) for u, v, x in zip(src, t.indices, loads)}
+
+
+@pytest.mark.parametrize("t", [tp.torus((4, 4)), tp.mesh((3, 5)), tp.ring(9), tp.fat_tree(4), tp.dragonfly(4, 2, 2),
+                               tp.boardfly(3, 2, 2), tp.gpu_cluster(2, 4), tp.torus((4, 6), twisted=True)],
+                         ids=lambda t: t.name)
+def test_uniform_link_loads_equal_brute_force(t):
+    n = t.n_endpoints
+    ref = brute_force_loads(t, [(s, d) for s in range(n) for d in range(n) if s != d])
+    ours = _as_dict(t, tp.link_loads(t, "uniform"))
+    assert set(k for k, v in ours.items() if v > 1e-12) == set(ref)
+    for k, v in ref.items():
+        assert ours[k] == pytest.approx(v, rel=1e-12)
+
+
+def test_permutation_link_loads_equal_brute_force():
+    t = tp.dragonfly(3, 2, 1, groups=4)
+    perm = np.random.default_rng(7).permutation(t.n_endpoints)
+    ref = brute_force_loads(t, [(s, int(d)) for s, d in enumerate(perm) if s != d])
+    ours = _as_dict(t, tp.link_loads(t, "permutation", seed=7))
+    for k, v in ref.items():
+        assert ours[k] == pytest.approx(v, rel=1e-12)
+    assert sum(ours.values()) == pytest.approx(sum(ref.values()))
+
+
+@pytest.mark.parametrize("dims", [(4, 4, 4), (8, 8, 16), (6, 10)])
+def test_torus_all_to_all_load_is_analytic(dims):
+    # uniform traffic on a torus: every link of dimension d carries N * m_d / 2 (m_d: mean ring distance);
+    # total flow = sum of all pair distances
+    a = tp.all_to_all_load(tp.torus(dims))
+    assert a["max_link_load"] == pytest.approx(tp.torus_all_to_all_max_load(dims), rel=1e-12)
+    s = tp.hop_stats(tp.torus(dims))
+    assert a["total_link_load"] == pytest.approx(s["mean_hops"] * s["n_pairs"], rel=1e-12)
