@@ -303,12 +303,19 @@ def network_stats(name: str) -> dict:
     return {"topology": t, **topology.hop_stats(t)}
 
 
-def topology_view(networks) -> View:
-    if not networks:
+@functools.lru_cache(maxsize=32)
+def _cube_stats(k: int) -> dict:
+    t = topology.torus((k, k, k))
+    return {"topology": t, **topology.hop_stats(t)}
+
+
+def topology_view(networks, k=8) -> View:
+    names = list(networks) + ([f"{k}×{k}×{k} torus (slider)"] if k else [])
+    if not names:
         raise ValueError("pick at least one network")
     rows, lines = [], ["| network | chips | links | diameter | mean hops |", "|---|---|---|---|---|"]
-    for name in networks:
-        s = network_stats(name)
+    for name in names:
+        s = _cube_stats(int(k)) if name.endswith("(slider)") else network_stats(name)
         h = s["histogram"]
         rows += [{"network": name, "hops": d, "share": h[d] / s["n_pairs"]} for d in range(1, len(h))]
         lines.append(f"| {name} | {s['n_chips']:,} | {s['n_links']:,} | {s['diameter']} | {s['mean_hops']:.2f} |")
@@ -322,7 +329,8 @@ def topology_spec() -> DashboardSpec:
         name="topology",
         description="Hop-count distributions of ~1,000-chip networks.",
         controls={"networks": Choice("networks", tuple(NETWORKS), ("3D torus 8×8×16 (1,024)",
-                                                                    "BoardFly-like 36×8×4 (1,152)"), multi=True)},
+                                                                    "BoardFly-like 36×8×4 (1,152)"), multi=True),
+                  "k": Slider("k×k×k torus (0 = none)", 0, 16, 1, 0)},
         view=topology_view,
     )
 

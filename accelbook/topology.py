@@ -379,19 +379,70 @@ def torus_diameter(dims, wraparound=True) -> int:
 
 
 def bisection_links(topo: Topology) -> int:
-    """Links crossing the cut that halves a torus/mesh across its longest dimension (on the graph).
+    """Links crossing the natural halving cut, counted on the graph.
 
-    Analytic: 2·N/k with wraparound on that dimension, N/k without (N chips, k the longest side).
+    Tori, meshes, rings: across the middle of the longest dimension. Fat trees: half the pods on
+    each side, core switches with the first half. Dragonflies and BoardFly: half the groups on
+    each side. Switched domains: half the chips on each side of the switch. Compare with
+    :func:`bisection_links_analytic`.
     """
-    if topo.kind not in ("torus", "mesh", "ring", "tpu_pod"):
-        raise ValueError("the graph cut is implemented for tori, meshes and rings")
-    axis = int(np.argmax(topo.dims))
-    k = topo.dims[axis]
-    stride = math.prod(topo.dims[axis + 1:])
-    coord = (np.arange(topo.n_nodes) // stride) % k
-    side = coord < k // 2
+    side = _halving(topo)
     e = topo.edges()
     return int(np.sum(side[e[:, 0]] != side[e[:, 1]]))
+
+
+def _halving(topo: Topology) -> np.ndarray:
+    n = topo.n_nodes
+    if topo.kind in ("torus", "mesh", "ring", "tpu_pod"):
+        axis = int(np.argmax(topo.dims))
+        k = topo.dims[axis]
+        stride = math.prod(topo.dims[axis + 1:])
+        return ((np.arange(n) // stride) % k) < k // 2
+    if topo.kind == "fat_tree":
+        k, o = topo.params["k"], topo.params["oversubscription"]
+        h = k // 2
+        hosts = topo.n_endpoints
+        side = np.zeros(n, dtype=bool)
+        pod_of_host = np.arange(hosts) // (h * o * h)
+        side[:hosts] = pod_of_host < h
+        pod_of_edge = np.arange(k * h) // h
+        side[hosts:hosts + k * h] = pod_of_edge < h
+        side[hosts + k * h:hosts + 2 * k * h] = pod_of_edge < h
+        side[hosts + 2 * k * h:] = True
+        return side
+    if topo.kind in ("dragonfly", "boardfly"):
+        g = topo.params["groups"]
+        chips_per_group = topo.n_endpoints // g
+        side = np.zeros(n, dtype=bool)
+        side[:topo.n_endpoints] = (np.arange(topo.n_endpoints) // chips_per_group) < g // 2
+        if topo.kind == "dragonfly":
+            a = topo.params["a"]
+            side[topo.n_endpoints:] = (np.arange(n - topo.n_endpoints) // a) < g // 2
+        return side
+    if topo.kind == "switched":
+        side = np.zeros(n, dtype=bool)
+        side[: topo.n_endpoints // 2] = True
+        side[topo.n_endpoints:] = True
+        return side
+    raise ValueError(f"no natural bisection for a {topo.kind} network")
+
+
+def bisection_links_analytic(topo: Topology) -> int:
+    """Textbook bisection link counts: torus 2N/k (wraparound) or N/k, fat tree k³/8 core links,
+    dragonfly/BoardFly ⌊g/2⌋·⌈g/2⌉ global links (one per group pair), switch N/2 chip links."""
+    if topo.kind in ("torus", "mesh", "ring", "tpu_pod"):
+        axis = int(np.argmax(topo.dims))
+        k = topo.dims[axis]
+        wraps = topo.wraparound[axis] and k > 2
+        return (2 if wraps else 1) * topo.n_endpoints // k if k > 1 else 0
+    if topo.kind == "fat_tree":
+        return topo.params["k"] ** 3 // 8
+    if topo.kind in ("dragonfly", "boardfly"):
+        g = topo.params["groups"]
+        return (g // 2) * (g - g // 2)
+    if topo.kind == "switched":
+        return topo.n_endpoints // 2
+    raise ValueError(f"no textbook bisection for a {topo.kind} network")
 
 
 def gpu_cluster(nodes: int, gpus_per_node: int = 8, nic_bw_bytes_per_s: float = 50e9,

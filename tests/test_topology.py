@@ -101,12 +101,23 @@ def test_tpu_slice_wraps_only_whole_cubes():
 
 
 def test_bisection_cut_matches_formula():
-    # cut across the longest dimension k: 2 N / k links with wraparound, N / k without
+    # tori: cut across the longest dimension k: 2 N / k links with wraparound, N / k without
     for dims, wrap in [((4, 4, 8), True), ((4, 4, 8), False), ((16,), True), ((6, 6), True)]:
         t = tp.torus(dims, wraparound=wrap)
         k = max(dims)
         n = np.prod(dims)
         assert tp.bisection_links(t) == (2 if (wrap and k > 2) else 1) * n // k
+
+
+@pytest.mark.parametrize("t,by_hand", [
+    (tp.fat_tree(4), 8),                        # k^3/8 core links: 4^3/8
+    (tp.fat_tree(8, oversubscription=2), 64),   # 8^3/8 links for 256 hosts: half the full bisection
+    (tp.dragonfly(4, 2, 2), 20),                # 9 groups, one link per pair: 4 x 5 across the cut
+    (tp.boardfly(), 18 * 18),                   # 36 groups: 18 x 18 global links
+    (tp.switched(8), 4),                        # 4 chips' links on each side of the switch
+], ids=lambda x: x.name if hasattr(x, "name") else str(x))
+def test_bisection_graph_cut_equals_textbook(t, by_hand):
+    assert tp.bisection_links(t) == tp.bisection_links_analytic(t) == by_hand
 
 
 def test_boardfly_labels_its_assumptions():
