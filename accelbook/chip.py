@@ -39,6 +39,7 @@ _QUANTITIES: dict[str, tuple[tuple[str, ...], str]] = {
     "scale_up": (("chips",), "scale_up_chips"),
     "tdp": (("w", "kw"), "tdp_w"),
     "price": (("usd_per_hour",), "price_usd_per_s"),
+    "compute_units": (("count",), "compute_units"),
 }
 for _p in PRECISIONS:
     _QUANTITIES[f"peak_dense_{_p}"] = (("tflop_s", "pflop_s", "top_s", "pop_s"), f"peak_dense_{_p}")
@@ -84,6 +85,7 @@ class Chip:
     link_bw_direction: str | None = None
     link_latency_s: float | None = None
     scale_up_chips: int | None = None
+    compute_units: int | None = None   # SMs on a GPU (what thread blocks are scheduled on)
     tdp_w: float | None = None
     price_usd_per_s: float | None = None
     mxu_rows: int | None = None
@@ -198,7 +200,7 @@ def parse_chip(path: Path | str, cid: str, entry: Mapping[str, Any], sources: Ma
             dense[base.removeprefix("peak_dense_")] = q.value
         elif base.startswith("peak_sparse_"):
             sparse[base.removeprefix("peak_sparse_")] = q.value
-        elif base == "scale_up":
+        elif base in ("scale_up", "compute_units"):
             if q.value != int(q.value) or q.value < 1:
                 raise CatalogueError(path, cid, key, f"must be a whole number of chips >= 1, got {q.value}")
             kw[field] = int(q.value)

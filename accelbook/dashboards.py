@@ -237,9 +237,9 @@ def animation_spec() -> DashboardSpec:
 
 def shapes_view(dim, M, N, K, gpu, tpu) -> View:
     g, t = get_chip(gpu), get_chip(tpu)
-    sms = GPU_SMS.get(g.id)
+    sms = g.compute_units
     if sms is None:
-        raise ValueError(f"no SM count recorded for {g.name}; pick one of {', '.join(GPU_SMS)}")
+        raise ValueError(f"no SM count recorded for {g.name}; pick one of {', '.join(_gpu_sms())}")
     if t.mxu_rows is None or t.mxu_count is None:
         raise ValueError(f"{t.name} publishes no MXU shape and count; pick one that does")
     lo = 1
@@ -257,14 +257,14 @@ def shapes_view(dim, M, N, K, gpu, tpu) -> View:
     return View(df, charts.efficiency_sweep_chart(df, dim, title=f"shape efficiency as {dim} varies"), summary)
 
 
-# SMs per GPU, from the vendors' architecture whitepapers (not in chips.toml yet: they matter only here)
-GPU_SMS = {"a100": 108, "h100": 132, "h800": 132, "h200": 132, "b200": 148, "gb200": 148}
+def _gpu_sms() -> dict[str, int]:
+    return {c.id: c.compute_units for c in all_chips() if c.kind == "gpu" and c.compute_units}
 
 
 @functools.lru_cache(maxsize=1)
 def shapes_spec() -> DashboardSpec:
     tpus = [(c.name, c.id) for c in all_chips() if c.kind == "tpu" and c.mxu_rows and c.mxu_count]
-    gpus = [(c.name, c.id) for c in all_chips() if c.id in GPU_SMS]
+    gpus = [(c.name, c.id) for c in all_chips() if c.id in _gpu_sms()]
     return DashboardSpec(
         name="shapes",
         description="Which GEMM shapes waste a GPU's or a TPU's peak.",
