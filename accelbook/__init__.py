@@ -8,9 +8,11 @@ Start here::
     ab.models()                # LLM architectures with derived parameter counts
     ab.get_model("llama-3.1-70b")
 
-Modules, one concept each: catalogue (the TOML loader), chips, models, roofline, economics,
-claims, charts, dashboard (the dashboard pattern), dashboards (the notebooks' dashboards),
-exercises, notebook (setup for a notebook session).
+Modules, one concept each: catalogue (the TOML loader), chip, llm (model architectures),
+roofline, economics, claims, systolic (cycle-level systolic arrays), tiling (GPU tiles, TPU MXU
+padding), topology (networks, hop counts, link loads), collectives (alpha-beta models), charts,
+dashboard (the dashboard pattern), dashboards (the notebooks' dashboards), exercises, notebook
+(setup for a notebook session).
 """
 
 from .catalogue import CatalogueError, UnknownNameError
