@@ -17,6 +17,7 @@ wraparound has diameter ``3·⌊k/2⌋`` and, for even k, mean hops ``3·(k/4)·
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -464,18 +465,50 @@ def gpu_cluster(nodes: int, gpus_per_node: int = 8, nic_bw_bytes_per_s: float = 
                        assumptions="each rail's IB fabric is non-blocking; one NIC per GPU")
 
 
-# -- systems with published link figures (sources in data/sources.toml; see notebook 03) -------------
-NCCL_EFFICIENCY = 0.82  # "450 GB/s is line rate; ~20% protocol overhead" (NCCL maintainer, nccl-tests #212)
+# -- systems with published link figures (data/fabrics.toml; notebook 03) -------------------------------
+@functools.lru_cache(maxsize=1)
+def fabrics() -> Mapping[str, dict]:
+    """Link fabrics from ``data/fabrics.toml``: SI values (bytes/s, s, fraction) with provenance."""
+    from .catalogue import DATA_DIR, _check_keys, load_sources, parse_quantity, read_table_file
+
+    path = DATA_DIR / "fabrics.toml"
+    sources = load_sources()
+    out = {}
+    keys = {"link_bw_gb_s": ("gb_s", "link_bw_bytes_per_s"), "step_latency_us": ("us", "hop_latency_s"),
+            "efficiency_count": ("count", "efficiency")}
+    for fid, e in read_table_file(path).items():
+        _check_keys(path, fid, e, required={"name", *keys}, optional=set())
+        f = {"name": e["name"]}
+        for key, (unit, field_name) in keys.items():
+            q = parse_quantity(path, fid, key, e[key], unit, sources)
+            f[field_name] = q.value
+            f[field_name + "_provenance"] = q.provenance
+        if not 0 < f["efficiency"] <= 1:
+            from .catalogue import CatalogueError
+
+            raise CatalogueError(path, fid, "efficiency_count", "must be a fraction in (0, 1]")
+        out[fid] = f
+    return out
+
+
+def _links(fabric: str) -> dict:
+    f = fabrics()[fabric]
+    return {"link_bw_bytes_per_s": f["link_bw_bytes_per_s"], "hop_latency_s": f["hop_latency_s"],
+            "efficiency": f["efficiency"]}
 
 
 def hgx_h100(nvls: bool = True) -> Topology:
-    """8 H100 SXM on NVSwitch: 450 GB/s per GPU per direction (NVLink4, 18 links × 25 GB/s)."""
-    return switched(8, "HGX H100").with_links(450e9, 2e-6, NCCL_EFFICIENCY, nvls)
+    """8 H100 SXM on NVSwitch, NVLink 4 figures from data/fabrics.toml (450 GB/s per direction)."""
+    return switched(8, "HGX H100").with_links(**_links("nvlink4"), in_network_reduction=nvls)
 
 
 def h100_cluster(nodes: int) -> Topology:
-    """HGX H100 nodes on 400 Gb/s NDR InfiniBand rails (one ConnectX-7, 50 GB/s, per GPU)."""
-    return gpu_cluster(nodes, 8, 50e9, 5e-6).with_links(450e9, 2e-6, NCCL_EFFICIENCY)
+    """HGX H100 nodes on NDR InfiniBand rails (one 400 Gb/s NIC per GPU), from data/fabrics.toml."""
+    ib = fabrics()["ndr-infiniband"]
+    return gpu_cluster(nodes, 8, ib["link_bw_bytes_per_s"], ib["hop_latency_s"]).with_links(**_links("nvlink4"))
+
+
+_ICI = {"v4": "ici-v4-v5e", "v5e": "ici-v4-v5e", "v5p": "ici-v5p-v6e", "v6e": "ici-v5p-v6e"}
 
 
 def tpu_slice(generation: str, shape) -> Topology:
@@ -483,15 +516,14 @@ def tpu_slice(generation: str, shape) -> Topology:
 
     v4/v5p slices wrap along whole 4-chip cubes; v5e/v6e 2D slices wrap only along full 16-chip axes.
     """
-    one_way = {"v4": 45e9, "v5e": 45e9, "v5p": 90e9, "v6e": 90e9}
-    if generation not in one_way:
-        raise ValueError(f"generation must be one of {sorted(one_way)}, got {generation!r}")
+    if generation not in _ICI:
+        raise ValueError(f"generation must be one of {sorted(_ICI)}, got {generation!r}")
     if generation in ("v4", "v5p"):
         t = tpu_pod(tuple(shape))
     else:
         dims = tuple(_whole("each dimension", d) for d in shape)
         t = torus(dims, wraparound=tuple(d == 16 for d in dims))
-    return t.with_links(one_way[generation], 1e-6, 1.0)
+    return t.with_links(**_links(_ICI[generation]))
 
 
 def tpu_axis(generation: str, length: int) -> Topology:
@@ -501,8 +533,7 @@ def tpu_axis(generation: str, length: int) -> Topology:
         raise ValueError(f"generation must be one of {sorted(wraps)}, got {generation!r}")
     length = _whole("length", length)
     full = length % wraps[generation] == 0
-    one_way = {"v4": 45e9, "v5e": 45e9, "v5p": 90e9, "v6e": 90e9}[generation]
-    return torus((length,), wraparound=full).with_links(one_way, 1e-6, 1.0)
+    return torus((length,), wraparound=full).with_links(**_links(_ICI[generation]))
 
 
 PRESETS = {"hgx_h100": hgx_h100, "h100_cluster": h100_cluster, "tpu_slice": tpu_slice, "tpu_axis": tpu_axis}

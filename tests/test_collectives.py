@@ -96,3 +96,13 @@ def test_routed_all_to_all_by_hand():
     # a switched domain uses the direct algorithm: every GPU sends (p-1)/p of S over its own link
     d = co.estimate("all_to_all", S, tp.switched(8).with_links(100e9, 1e-6, 1.0))
     assert d.algorithm == "direct" and d.time_s == pytest.approx(1e-6 + 7 / 8 * S / 100e9)
+
+
+def test_fabric_figures_come_from_data_with_sources():
+    f = tp.fabrics()
+    assert f["nvlink4"]["link_bw_bytes_per_s"] == 450e9          # H100 datasheet: 900 GB/s bidirectional
+    assert f["ici-v5p-v6e"]["link_bw_bytes_per_s"] == 90e9       # scaling-book: 9e10 B/s one-way per link
+    for fab in f.values():
+        for key in ("link_bw_bytes_per_s", "hop_latency_s", "efficiency"):
+            assert fab[key + "_provenance"].source.date
+    assert tp.hgx_h100().link_bw_bytes_per_s == f["nvlink4"]["link_bw_bytes_per_s"]
