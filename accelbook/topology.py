@@ -130,7 +130,8 @@ def torus(dims, wraparound=True, twisted: bool = False) -> Topology:
         edges.append(np.stack([src, nxt[inside] @ strides], axis=1))
     name = ("twisted " if twisted else "") + ("torus " if any(wrap) else "mesh ") + "×".join(map(str, dims))
     return _from_edges(name, "torus" if any(wrap) else "mesh", n, n,
-                       np.concatenate(edges) if edges else np.zeros((0, 2)), dims=dims, wraparound=wrap)
+                       np.concatenate(edges) if edges else np.zeros((0, 2)), dims=dims, wraparound=wrap,
+                       params={"twisted": twisted})
 
 
 def mesh(dims) -> Topology:
@@ -638,3 +639,97 @@ def torus_all_to_all_max_load(dims) -> float:
     dimensions of ``N·m_d / 2``, with ``m_d`` the mean ring distance of dimension d (k > 2)."""
     n = math.prod(dims)
     return max(n * (sum(min(d, k - d) for d in range(k)) / k) / 2 for k in dims if k > 2)
+
+
+# -- dimension-ordered routing on tori (Numba) --------------------------------------------------------------
+@njit(cache=True)
+def _edge_index(indptr, indices, u, v):
+    for e in range(indptr[u], indptr[u + 1]):
+        if indices[e] == v:
+            return e
+    return -1
+
+
+@njit(cache=True)
+def _dor_load(indptr, indices, dims, wrap, src, dst):
+    """Directed-link loads when each (src[i], dst[i]) pair sends one unit by dimension-ordered routing:
+    dimension 0 first, then 1, ...; on a ring the shorter way round, a tie split half each way."""
+    nd = len(dims)
+    strides = np.ones(nd, dtype=np.int64)
+    for a in range(nd - 2, -1, -1):
+        strides[a] = strides[a + 1] * dims[a + 1]
+    load = np.zeros(len(indices), dtype=np.float64)
+    for i in range(len(src)):
+        s, d = src[i], dst[i]
+        if s == d:
+            continue
+        # walk dimension by dimension; a tie (k even, distance k/2) splits the unit into two halves
+        cur = np.empty(2, dtype=np.int64)
+        wgt = np.empty(2, dtype=np.float64)
+        cur[0] = s
+        wgt[0] = 1.0
+        n_paths = 1
+        for a in range(nd):
+            k = dims[a]
+            cs = (cur[0] // strides[a]) % k
+            cd = (d // strides[a]) % k
+            if cs == cd:
+                continue
+            fwd = (cd - cs) % k
+            dirs = np.zeros(2, dtype=np.int64)
+            n_dirs = 1
+            if wrap[a] and k > 2:
+                if fwd * 2 < k:
+                    dirs[0] = 1
+                elif fwd * 2 > k:
+                    dirs[0] = -1
+                else:
+                    dirs[0] = 1
+                    dirs[1] = -1
+                    n_dirs = 2
+            else:
+                dirs[0] = 1 if cd > cs else -1
+            new_n = 0
+            new_cur = np.empty(4, dtype=np.int64)
+            new_w = np.empty(4, dtype=np.float64)
+            for p in range(n_paths):
+                for q in range(n_dirs):
+                    node = cur[p]
+                    w = wgt[p] / n_dirs
+                    c = (node // strides[a]) % k
+                    while c != cd:
+                        c2 = (c + dirs[q]) % k
+                        nxt = node + (c2 - c) * strides[a]
+                        load[_edge_index(indptr, indices, node, nxt)] += w
+                        node = nxt
+                        c = c2
+                    new_cur[new_n] = node
+                    new_w[new_n] = w
+                    new_n += 1
+            # all branches end at the same node: merge them
+            cur[0] = new_cur[0]
+            total = 0.0
+            for p in range(new_n):
+                total += new_w[p]
+            wgt[0] = total
+            n_paths = 1
+    return load
+
+
+def dor_link_loads(topo: Topology, traffic: str = "uniform", seed: int = 0) -> np.ndarray:
+    """Directed-link loads under dimension-ordered routing on a torus or mesh (CSR order, as
+    :func:`link_loads`). ``traffic``: ``"uniform"`` or a seeded ``"permutation"``."""
+    if topo.kind not in ("torus", "mesh", "ring", "tpu_pod") or not topo.dims:
+        raise ValueError("dimension-ordered routing needs a torus or mesh")
+    if any(topo.wraparound) and topo.params.get("twisted"):
+        raise ValueError("dimension-ordered routing is not defined here for twisted tori")
+    n = topo.n_endpoints
+    if traffic == "uniform":
+        s, d = np.divmod(np.arange(n * n, dtype=np.int64), n)
+    elif traffic == "permutation":
+        s = np.arange(n, dtype=np.int64)
+        d = np.random.default_rng(seed).permutation(n).astype(np.int64)
+    else:
+        raise ValueError(f"traffic must be 'uniform' or 'permutation', got {traffic!r}")
+    return _dor_load(topo.indptr, topo.indices, np.array(topo.dims, dtype=np.int64),
+                     np.array(topo.wraparound, dtype=np.bool_), s, d)
