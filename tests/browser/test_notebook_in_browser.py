@@ -33,6 +33,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = Path(os.environ.get("ACCELBOOK_BROWSER_NOTEBOOK", REPO_ROOT / "notebooks" / "01_gpu_vs_tpu.ipynb"))
 #: the description of the slider that the test moves, in the first dashboard that has one
 SLIDER_LABEL = "batch"
+#: the other notebooks' first slider dashboards, checked the same way (drawn by Vega in the browser)
+MORE_CASES = [("02_inside_the_chip.ipynb", "M (rows of A)"), ("03_interconnects.ipynb", "message (MiB)")]
+CASES = [(NOTEBOOK.name, SLIDER_LABEL)] + ([] if "ACCELBOOK_BROWSER_NOTEBOOK" in os.environ else MORE_CASES)
 DASHBOARD_CSS = ".accelbook-dashboard"  # the dashboard's VBox
 CHART_CSS = ".accelbook-chart"  # the HTML widget holding the chart as inline <svg>
 PROBLEM_CSS = ".accelbook-error:visible, .accelbook-bug:visible"  # messages that must not show
@@ -211,25 +214,28 @@ def _chart_html(chart) -> str:
     return chart.evaluate("el => { const s = el.querySelector('svg'); return s ? s.innerHTML : ''; }")
 
 
-def test_first_dashboard_redraws_when_slider_moves(page):
-    page.goto(f"{page.lab_url}/lab/tree/{NOTEBOOK.name}?reset", wait_until="domcontentloaded")
+@pytest.mark.parametrize("notebook_name,slider_label", CASES, ids=[c[0] for c in CASES])
+def test_first_dashboard_redraws_when_slider_moves(page, notebook_name, slider_label):
+    art = ARTIFACTS / Path(notebook_name).stem
+    art.mkdir(parents=True, exist_ok=True)
+    page.goto(f"{page.lab_url}/lab/tree/{notebook_name}?reset", wait_until="domcontentloaded")
     page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
     page.evaluate("() => window.jupyterapp.restored")
     _wait_until_kernel_idle(page, KERNEL_IDLE_S)
     _run_all(page)
 
-    label = page.locator(".widget-label").filter(has_text=re.compile(rf"^\s*{re.escape(SLIDER_LABEL)}\s*$"))
+    label = page.locator(".widget-label").filter(has_text=re.compile(rf"^\s*{re.escape(slider_label)}\s*$"))
     slider = page.locator(".widget-slider").filter(has=label)
     dashboard = page.locator(DASHBOARD_CSS).filter(has=slider).first
     try:
         dashboard.locator(f"{CHART_CSS} svg").first.wait_for(state="visible", timeout=FIRST_CHART_S * 1000)
     except Exception:  # noqa: BLE001
-        page.screenshot(path=str(ARTIFACTS / "failure.png"), full_page=True)
+        page.screenshot(path=str(art / "failure.png"), full_page=True)
         n = page.locator(DASHBOARD_CSS).count()
         pytest.fail(
-            f"no dashboard ({DASHBOARD_CSS}) with a {SLIDER_LABEL!r} slider and an inline <svg> in "
+            f"no dashboard ({DASHBOARD_CSS}) with a {slider_label!r} slider and an inline <svg> in "
             f"{CHART_CSS} appeared within {FIRST_CHART_S} s ({n} dashboards on the page); "
-            f"see {ARTIFACTS / 'failure.png'}")
+            f"see {art / 'failure.png'}")
     # the rest of the notebook runs after the dashboard appears; a slider moved meanwhile waits for
     # the kernel, so let Run All finish first (the redraw time below is then what a reader waits for)
     _wait_until_kernel_idle(page, KERNEL_IDLE_S)
@@ -243,7 +249,7 @@ def test_first_dashboard_redraws_when_slider_moves(page):
         f"the dashboard shows an error before the slider moved: {problems.first.inner_text()!r}")
     before_svg = _chart_html(chart)
     before_value = readout.inner_text().strip()
-    dashboard.screenshot(path=str(ARTIFACTS / "before.png"))
+    dashboard.screenshot(path=str(art / "before.png"))
 
     handle = slider.locator(".noUi-handle").first
     handle.focus()
@@ -251,7 +257,7 @@ def test_first_dashboard_redraws_when_slider_moves(page):
     handle.press("ArrowRight")  # one step: 8 -> 16 sequences
     after_value = readout.inner_text().strip()
     assert after_value != before_value, (
-        f"the {SLIDER_LABEL!r} slider did not move: readout stayed {before_value!r} after ArrowRight")
+        f"the {slider_label!r} slider did not move: readout stayed {before_value!r} after ArrowRight")
 
     # done when the chart's SVG changed, or early when an error/bug message shows
     redrawn_or_problem = """([dash, chart, before, problemCss]) => {
@@ -268,19 +274,19 @@ def test_first_dashboard_redraws_when_slider_moves(page):
             polling="raf",
         )
     except Exception:  # noqa: BLE001 - playwright's TimeoutError
-        dashboard.screenshot(path=str(ARTIFACTS / "after.png"))
-        pytest.fail(f"the chart did not change within {REDRAW_S} s after moving {SLIDER_LABEL!r} "
-                    f"from {before_value} to {after_value}; see {ARTIFACTS / 'after.png'}")
+        dashboard.screenshot(path=str(art / "after.png"))
+        pytest.fail(f"the chart did not change within {REDRAW_S} s after moving {slider_label!r} "
+                    f"from {before_value} to {after_value}; see {art / 'after.png'}")
     # slider key press -> kernel recomputes -> spec to the page -> Vega redraws: what a user waits for
     latency_ms = (time.monotonic() - t_pressed) * 1e3
-    (ARTIFACTS / "redraw_latency.txt").write_text(f"{latency_ms:.0f} ms from key press to redrawn chart\n")
+    (art / "redraw_latency.txt").write_text(f"{latency_ms:.0f} ms from key press to redrawn chart\n")
     print(f"slider -> redrawn chart in the browser: {latency_ms:.0f} ms")
     page.wait_for_timeout(500)  # let the last redraw land before the screenshot
-    dashboard.screenshot(path=str(ARTIFACTS / "after.png"))
-    page.screenshot(path=str(ARTIFACTS / "page.png"), full_page=False)
+    dashboard.screenshot(path=str(art / "after.png"))
+    page.screenshot(path=str(art / "page.png"), full_page=False)
 
     assert problems.count() == 0, (
-        f"the dashboard shows an error after moving {SLIDER_LABEL!r} to {after_value}: "
+        f"the dashboard shows an error after moving {slider_label!r} to {after_value}: "
         f"{problems.first.inner_text()!r}")
 
     outside = sorted({u for u in page.requests_seen
