@@ -143,11 +143,9 @@ def _estimate_one(c, S, topo: Topology, alg) -> tuple[float, float]:
     if alg == "routed":
         if c != "all_to_all":
             raise ValueError("routed is all_to_all over the network's shortest paths")
-        from .topology import hop_stats
-
-        load = _max_uniform_load(topo)
+        load, diameter = _uniform_load_and_diameter(topo)
         # nccl-tests: S is each rank's send buffer, S/p to each peer; the busiest link carries `load` pairs
-        return hop_stats(topo)["diameter"] * alpha, load * (S / p) / link
+        return diameter * alpha, load * (S / p) / link
     if alg == "hierarchical":
         if kind != "cluster":
             raise ValueError("hierarchical algorithms need a gpu_cluster")
@@ -168,12 +166,14 @@ ALGORITHMS = ("ring", "tree", "torus", "nvls", "direct", "hierarchical", "routed
 _LOAD_CACHE: dict = {}
 
 
-def _max_uniform_load(topo: Topology) -> float:
-    key = (topo.name, topo.n_nodes, topo.n_links, topo.indices[:64].tobytes())
+def _uniform_load_and_diameter(topo: Topology) -> tuple[float, int]:
+    """Busiest-link load under uniform all-to-all and the diameter, computed once per graph
+    (link parameters do not change them, so a slider on bandwidth or latency reuses them)."""
+    key = (topo.name, topo.n_nodes, topo.n_links, topo.indices.tobytes())
     if key not in _LOAD_CACHE:
-        from .topology import all_to_all_load
+        from .topology import all_to_all_load, hop_stats
 
-        _LOAD_CACHE[key] = all_to_all_load(topo)["max_link_load"]
+        _LOAD_CACHE[key] = (all_to_all_load(topo)["max_link_load"], hop_stats(topo)["diameter"])
     return _LOAD_CACHE[key]
 
 

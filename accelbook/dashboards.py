@@ -37,8 +37,13 @@ def _existing(ids) -> tuple[str, ...]:
 
 
 # -- 00: the catalogue ------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _catalogue_frame() -> pd.DataFrame:
+    return chips_table()  # built once per session; views only filter it
+
+
 def catalogue_view(vendors, statuses, precision) -> View:
-    df = chips_table()
+    df = _catalogue_frame()
     sel = df[df["vendor"].isin(vendors) & df["status"].isin(statuses)]
     if sel.empty:
         raise ValueError("no chip matches this filter: pick at least one vendor and one status")
@@ -56,7 +61,7 @@ def catalogue_view(vendors, statuses, precision) -> View:
 
 @functools.lru_cache(maxsize=1)
 def catalogue_spec() -> DashboardSpec:
-    df = chips_table()
+    df = _catalogue_frame()
     vendors = sorted(df["vendor"].unique())
     return DashboardSpec(
         name="catalogue",

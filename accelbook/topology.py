@@ -67,9 +67,6 @@ class Topology:
     def n_links(self) -> int:
         return len(self.indices) // 2
 
-    def degree(self) -> np.ndarray:
-        return np.diff(self.indptr)
-
     def edges(self) -> np.ndarray:
         """Each undirected link once, as an (n_links, 2) array with u < v."""
         src = np.repeat(np.arange(self.n_nodes), np.diff(self.indptr))
