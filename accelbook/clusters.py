@@ -1,0 +1,226 @@
+"""Training clusters and measured matrix-unit efficiency: what the training model needs beyond a chip.
+
+A :class:`Cluster` is a chip plus two levels of network, as a collective sees them:
+
+- the *domain*: chips joined by the fast fabric (8 or 72 GPUs on NVSwitch; a TPU pod's ICI torus,
+  whose 4×4×4 cubes optical circuit switches join into one torus on v4 and v5p);
+- the *network* between domains (InfiniBand/RoCE rails, one NIC per GPU; the TPU data-centre
+  network that "multislice" training uses between pods).
+
+Bandwidths are per chip and one direction. On a torus, ``domain_bw_bytes_per_s`` is ONE link: a
+collective over ``g`` chips of a ``D``-dimensional torus runs a bidirectional ring along each axis
+it spans, so it gets ``2·axes·link`` (scaling-book, "Sharded matrices"); see :meth:`Cluster.domain_bw`.
+
+Measured matrix-unit efficiency (``data/matmul_efficiency.toml``) is the fraction of dense peak a
+large, well-shaped GEMM reaches on the chip in a published measurement. The training model applies
+it on top of its own tile/wave losses (:mod:`accelbook.tiling`), so it is calibrated from GEMM
+benchmarks, never from the training runs it is checked against.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from .catalogue import (
+    DATA_DIR, Catalogue, CatalogueError, Provenance, _check_keys, load_sources, parse_quantity, read_table_file,
+)
+from .chip import Chip, get_chip
+
+_CLUSTER_KEYS = {
+    "domain_chips": ("count", "domain_chips"),
+    "domain_bw_gb_s": ("gb_s", "domain_bw_bytes_per_s"),
+    "domain_torus_dims": ("count", "torus_dims"),
+    "domain_latency_us": ("us", "domain_latency_s"),
+    "domain_efficiency_count": ("count", "domain_efficiency"),
+    "network_bw_gb_s": ("gb_s", "network_bw_bytes_per_s"),
+    "network_latency_us": ("us", "network_latency_s"),
+    "network_efficiency_count": ("count", "network_efficiency"),
+    "max_chips": ("count", "max_chips"),
+}
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A chip in a two-level network (SI units; bandwidths per chip, one direction)."""
+
+    id: str
+    name: str
+    chip_id: str
+    domain_chips: int
+    domain_bw_bytes_per_s: float
+    torus_dims: int
+    domain_latency_s: float
+    domain_efficiency: float
+    network_bw_bytes_per_s: float
+    network_latency_s: float
+    network_efficiency: float
+    max_chips: int
+    provenance: Mapping[str, Provenance] = field(default_factory=lambda: MappingProxyType({}), repr=False,
+                                                 compare=False)
+
+    @property
+    def chip(self) -> Chip:
+        return get_chip(self.chip_id)
+
+    def domain_bw(self, group: int) -> float:
+        """Bandwidth (bytes/s, one direction, after efficiency) a ring collective over ``group``
+        chips of one domain gets per chip: the switch port, or 2 links per torus axis spanned."""
+        if self.torus_dims == 0:
+            return self.domain_bw_bytes_per_s * self.domain_efficiency
+        return 2.0 * torus_axes(group, self.domain_chips, self.torus_dims) * self.domain_bw_bytes_per_s \
+            * self.domain_efficiency
+
+    def with_changes(self, **changes) -> "Cluster":
+        """A what-if copy ("what if the NIC were 800 Gb/s?"): SI field values, checked > 0."""
+        import dataclasses
+
+        for k, v in changes.items():
+            if k not in _FIELDS:
+                raise ValueError(f"unknown cluster field {k!r}; use one of {', '.join(sorted(_FIELDS))}")
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ValueError(f"{k} must be a finite number >= 0, got {v!r}")
+        return dataclasses.replace(self, id=self.id + "*", name=self.name + " (what-if)", **changes)
+
+
+_FIELDS = {f for _, f in _CLUSTER_KEYS.values()}
+
+
+def torus_axes(group: int, domain_chips: int, dims: int) -> int:
+    """How many axes of a ``dims``-D torus of ``domain_chips`` chips a group of ``group`` spans
+    (the axis length is ``domain_chips**(1/dims)``; a group fills axes one after another)."""
+    if group <= 1:
+        return 1
+    side = max(2, round(domain_chips ** (1.0 / dims)))
+    return max(1, min(dims, math.ceil(math.log(group) / math.log(side) - 1e-9)))
+
+
+@functools.lru_cache(maxsize=1)
+def _clusters() -> Mapping[str, Cluster]:
+    path = DATA_DIR / "clusters.toml"
+    sources = load_sources()
+    out = {}
+    for cid, e in read_table_file(path).items():
+        _check_keys(path, cid, e, required={"name", "chip", *_CLUSTER_KEYS}, optional=set())
+        vals, prov = {}, {}
+        for key, (unit, name) in _CLUSTER_KEYS.items():
+            allow_zero = key == "domain_torus_dims"
+            q = parse_quantity(path, cid, key, e[key], unit, sources, allow_zero=allow_zero)
+            vals[name], prov[name] = q.value, q.provenance
+        for name in ("domain_efficiency", "network_efficiency"):
+            if not 0 < vals[name] <= 1:
+                raise CatalogueError(path, cid, name, "must be a fraction in (0, 1]")
+        for name in ("domain_chips", "torus_dims", "max_chips"):
+            if not float(vals[name]).is_integer():
+                raise CatalogueError(path, cid, name, "must be a whole number")
+            vals[name] = int(vals[name])
+        if vals["torus_dims"] not in (0, 2, 3):
+            raise CatalogueError(path, cid, "domain_torus_dims", "must be 0 (switched), 2 or 3")
+        get_chip(e["chip"])  # a clear error if the chip id is unknown
+        out[cid] = Cluster(id=cid, name=e["name"], chip_id=get_chip(e["chip"]).id, provenance=MappingProxyType(prov),
+                           **vals)
+    return MappingProxyType(out)
+
+
+def clusters() -> Mapping[str, Cluster]:
+    """All cluster presets, id -> :class:`Cluster`."""
+    return _clusters()
+
+
+def get_cluster(name: str | Cluster) -> Cluster:
+    """A cluster by id ("dgx-h100", "tpu-v5p-pod"); a clear error lists the ids."""
+    if isinstance(name, Cluster):
+        return name
+    all_ = _clusters()
+    if name in all_:
+        return all_[name]
+    cat = Catalogue({k: (k, v.name, ()) for k, v in all_.items()}, "cluster")
+    return all_[cat.resolve(name)]
+
+
+def cluster_for(chip: Chip | str) -> Cluster:
+    """The cluster preset built from ``chip`` (a GPU's DGX system, a TPU's pod)."""
+    c = chip if isinstance(chip, Chip) else get_chip(chip)
+    for cl in _clusters().values():
+        if cl.chip_id == c.id:
+            return cl
+    have = ", ".join(sorted({cl.chip_id for cl in _clusters().values()}))
+    raise ValueError(f"no training cluster preset for {c.name}; presets exist for: {have} "
+                     f"(add one to data/clusters.toml, or pass cluster=...)")
+
+
+# -- measured matrix-unit efficiency --------------------------------------------------------------------
+_EFF_KEYS = {"gemm_bf16_tflop_s": "bf16", "gemm_fp8_tflop_s": "fp8", "attention_bf16_tflop_s": "attention"}
+
+
+@dataclass(frozen=True)
+class MeasuredEfficiency:
+    """Fraction of dense peak reached in a published measurement, with where it comes from."""
+
+    chip_id: str
+    kind: str          # "bf16", "fp8" GEMM, or "attention" (FlashAttention, bf16)
+    fraction: float
+    measured_flop_s: float
+    provenance: Provenance | None   # None: not measured on this chip; ``borrowed_from`` says whose
+
+
+@functools.lru_cache(maxsize=1)
+def _efficiencies() -> Mapping[tuple[str, str], MeasuredEfficiency]:
+    path = DATA_DIR / "matmul_efficiency.toml"
+    sources = load_sources()
+    out = {}
+    for cid, e in read_table_file(path).items():
+        _check_keys(path, cid, e, required=set(), optional=set(_EFF_KEYS))
+        chip = get_chip(cid)
+        for key, kind in _EFF_KEYS.items():
+            if key not in e:
+                continue
+            q = parse_quantity(path, cid, key, e[key], "tflop_s", sources)
+            peak = chip.peak_flop_s("fp8" if kind == "fp8" else "bf16")
+            frac = q.value / peak
+            if not 0 < frac <= 1:
+                raise CatalogueError(path, cid, key, f"{q.value / 1e12:.0f} TFLOP/s is above the chip's peak "
+                                                     f"{peak / 1e12:.0f}; check the figure or the peak")
+            out[(chip.id, kind)] = MeasuredEfficiency(chip.id, kind, frac, q.value, q.provenance)
+    return MappingProxyType(out)
+
+
+# Where a chip has no published measurement, borrow the closest measured sibling's fraction (same
+# vendor and matrix-unit design); the estimate's assumptions say so.
+_BORROW = {"h200": "h100", "h800": "h100", "gb200": "b200", "b200": "gb200", "rubin": "b200",
+           "tpu-v4": "tpu-v5e", "tpu-v5p": "tpu-v5e", "tpu-v6e": "tpu-v5e", "tpu7": "tpu-v5e"}
+
+
+def measured_efficiency(chip: Chip | str, kind: str = "bf16") -> tuple[MeasuredEfficiency, str]:
+    """The measured large-GEMM (or attention) fraction of peak for ``chip``, and a sentence saying
+    where it comes from (measured on this chip, or borrowed from a sibling)."""
+    c = chip if isinstance(chip, Chip) else get_chip(chip)
+    if kind not in ("bf16", "fp8", "attention"):
+        raise ValueError(f"kind must be 'bf16', 'fp8' or 'attention', got {kind!r}")
+    effs = _efficiencies()
+    base_id = c.id.rstrip("*")
+    seen = []
+    cid = base_id
+    while cid is not None and cid not in seen:
+        seen.append(cid)
+        for k in ((kind,) if kind != "fp8" else ("fp8",)):
+            if (cid, k) in effs:
+                m = effs[(cid, k)]
+                where = "measured on this chip" if cid == base_id else f"borrowed from {cid} (no measurement on {c.name})"
+                src = m.provenance.source.title if m.provenance else ""
+                return m, f"{kind} efficiency {m.fraction:.0%} of peak, {where}: {src}"
+        cid = _BORROW.get(cid)
+    if kind == "fp8":
+        m, why = measured_efficiency(c, "bf16")
+        return m, why + " (no FP8 GEMM measurement: the bf16 fraction is used for FP8)"
+    if kind == "attention":
+        m, why = measured_efficiency(c, "bf16")
+        f = 0.75 * m.fraction
+        return (MeasuredEfficiency(c.id, "attention", f, f * c.peak_flop_s("bf16"), None),
+                f"attention efficiency {f:.0%} of peak, ASSUMED: 75% of the bf16 GEMM fraction (A100: 230/271 = 85%, "
+                f"H100: 502/795 = 63% measured) as no FlashAttention measurement was found; the GEMM fraction is {why}")
+    raise ValueError(f"no published GEMM measurement for {c.name} or a sibling; add one to "
+                     "data/matmul_efficiency.toml")
