@@ -26,7 +26,8 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .catalogue import (
-    DATA_DIR, Catalogue, CatalogueError, Provenance, _check_keys, load_sources, parse_quantity, read_table_file,
+    DATA_DIR, CatalogueError, Provenance, _check_keys, fuzzy_key, load_sources, lookup, parse_quantity,
+    read_table_file,
 )
 from .chip import Chip, get_chip
 
@@ -137,19 +138,27 @@ def get_cluster(name: str | Cluster) -> Cluster:
     all_ = _clusters()
     if name in all_:
         return all_[name]
-    cat = Catalogue({k: (k, v.name, ()) for k, v in all_.items()}, "cluster")
-    return all_[cat.resolve(name)]
+    index: dict[str, str] = {}
+    for k, v in all_.items():
+        index.setdefault(fuzzy_key(k), k)
+        index.setdefault(fuzzy_key(v.name), k)
+    return all_[lookup(name, index, "cluster", {k: v.name for k, v in all_.items()})]
 
 
 def cluster_for(chip: Chip | str) -> Cluster:
     """The cluster preset built from ``chip`` (a GPU's DGX system, a TPU's pod)."""
     c = chip if isinstance(chip, Chip) else get_chip(chip)
     for cl in _clusters().values():
-        if cl.chip_id == c.id:
+        if cl.chip_id == base_id(c):
             return cl
     have = ", ".join(sorted({cl.chip_id for cl in _clusters().values()}))
     raise ValueError(f"no training cluster preset for {c.name}; presets exist for: {have} "
                      f"(add one to data/clusters.toml, or pass cluster=...)")
+
+
+def base_id(chip: Chip) -> str:
+    """The catalogue id a what-if variant was made from ("h100+what-if" -> "h100")."""
+    return chip.id.split("+")[0].rstrip("*")
 
 
 # -- measured matrix-unit efficiency --------------------------------------------------------------------
@@ -201,15 +210,15 @@ def measured_efficiency(chip: Chip | str, kind: str = "bf16") -> tuple[MeasuredE
     if kind not in ("bf16", "fp8", "attention"):
         raise ValueError(f"kind must be 'bf16', 'fp8' or 'attention', got {kind!r}")
     effs = _efficiencies()
-    base_id = c.id.rstrip("*")
+    base = base_id(c)
     seen = []
-    cid = base_id
+    cid = base
     while cid is not None and cid not in seen:
         seen.append(cid)
         for k in ((kind,) if kind != "fp8" else ("fp8",)):
             if (cid, k) in effs:
                 m = effs[(cid, k)]
-                where = "measured on this chip" if cid == base_id else f"borrowed from {cid} (no measurement on {c.name})"
+                where = "measured on this chip" if cid == base else f"borrowed from {cid} (no measurement on {c.name})"
                 src = m.provenance.source.title if m.provenance else ""
                 return m, f"{kind} efficiency {m.fraction:.0%} of peak, {where}: {src}"
         cid = _BORROW.get(cid)

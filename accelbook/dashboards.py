@@ -394,3 +394,199 @@ def collective_spec() -> DashboardSpec:
 
 
 ALL_SPECS = ALL_SPECS + (topology_spec, collective_spec)
+
+
+# -- 04: distributed training -----------------------------------------------------------------------
+from . import training  # noqa: E402  (kept with the dashboards that use it)
+from .clusters import clusters as _clusters  # noqa: E402
+
+DEFAULT_TRAINING = dict(model="llama-3.1-70b", chip="h100", n_chips=1024, batch_tokens=2**24, seq_len=8192)
+
+
+def _training_chip_options() -> list[tuple[str, str]]:
+    ids = []
+    for cl in _clusters().values():
+        if cl.chip_id not in ids:
+            ids.append(cl.chip_id)
+    return [(get_chip(i).name, i) for i in ids]
+
+
+def _layout_label(c: dict) -> str:
+    parts = [f"{k}{c[k]}" for k in ("tp", "cp", "pp", "dp") if c[k] > 1 or k == "dp"]
+    if c["vp"] > 1:
+        parts.append(f"vp{c['vp']}")
+    if c["ep"] > 1:
+        parts.append(f"ep{c['ep']}")
+    parts += [f"mb{c['microbatch']}", f"ZeRO-{c['zero_stage']}", f"recompute {c['recompute']}"]
+    return " ".join(parts)
+
+
+def _step_frames(ests: dict[str, "training.TrainingEstimate"]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    t, m = [], []
+    for label, e in ests.items():
+        t += [{"layout": label, "component": k, "seconds": v, "share": v / e.step_time_s} for k, v in e.time.items()]
+        m += [{"layout": label, "component": k, "bytes": v} for k, v in e.memory.items()]
+    return pd.DataFrame(t), pd.DataFrame(m)
+
+
+def _estimate_summary(e: "training.TrainingEstimate", train_tokens: float) -> str:
+    fit = "fits" if e.fits else f"**{e.why_not_fit()}**"
+    lines = [
+        f"**{e.model}** on {e.n_chips:,} × {e.chip}: step {fmt_si(e.step_time_s, 's')}, "
+        f"**MFU {e.mfu:.1%}** (HFU {e.hfu:.1%}; {e.mfu_full_attention:.1%} if attention is counted as full, "
+        f"as PaLM and MaxText do), {e.tokens_per_s_per_chip:,.0f} tokens/s per chip, "
+        f"{e.memory_per_chip_bytes / 1e9:.1f} GB per chip of {e.memory_capacity_bytes / 1e9:.0f} usable: {fit}.",
+    ]
+    if e.fits:
+        days = e.time_to_train(train_tokens) / 86400
+        price = get_chip(e.chip).price_usd_per_hour
+        cost = f", USD {e.cost_usd(train_tokens) / 1e6:,.1f} M at the list price of USD {price:.2f}/chip-hour" \
+            if price else " (no published price)"
+        lines.append(f"{train_tokens / 1e12:g}T tokens: **{days:,.1f} days**, "
+                     f"{e.chip_hours(train_tokens) / 1e6:,.2f} M chip-hours{cost} (no failures or restarts).")
+    return "\n\n".join(lines)
+
+
+def training_view(model, chip, n_chips, batch_tokens, seq_len, tp, pp, cp, vp, microbatch, zero_stage, recompute,
+                  precision, tp_overlap=0.0, train_tokens_t=15.0) -> View:
+    layout = dict(tp=tp, pp=pp, cp=cp, vp=vp, microbatch=microbatch, zero_stage=zero_stage, recompute=recompute,
+                  precision=precision, tp_overlap=tp_overlap)
+    mine = training.estimate(model, chip, n_chips, batch_tokens, seq_len, **layout)
+    ests = {"your layout: " + _layout_label(mine.config): mine}
+    note = ""
+    try:
+        best = training.search(model, chip, n_chips, batch_tokens, seq_len, precision=precision, top=1,
+                               tp_overlap=tp_overlap).attrs["best"]
+        ests["search's best: " + _layout_label(best.config)] = best
+        note = (f"\n\nThe search's best layout is **{mine.step_time_s / best.step_time_s:.2f}× faster** "
+                f"than yours (MFU {best.mfu:.1%})." if mine.step_time_s > best.step_time_s * 1.0005 or not mine.fits
+                else "\n\nYour layout is the fastest that fits.")
+    except ValueError as err:
+        note = f"\n\nSearch: {err}"
+    t, m = _step_frames(ests)
+    fig = charts.step_chart(t, m, mine.memory_capacity_bytes / 1e9,
+                            title=f"{mine.model}, {n_chips:,} × {mine.chip}, batch {batch_tokens / 2**20:g}M tokens")
+    table = mine.breakdown().assign(value=lambda d: [fmt_si(v, "s" if k == "time" else "B")
+                                                     for v, k in zip(d["value"], d["kind"])],
+                                    share=lambda d: d["share"].map("{:.1%}".format))
+    return View(t, fig, _estimate_summary(mine, train_tokens_t * 1e12) + note, table=table)
+
+
+@functools.lru_cache(maxsize=1)
+def training_spec() -> DashboardSpec:
+    d = DEFAULT_TRAINING
+    return DashboardSpec(
+        name="training",
+        description="One parallel layout: step time, MFU and memory per chip, next to the search's best layout.",
+        controls={
+            "model": Choice("model", _model_options(), d["model"]),
+            "chip": Choice("chip (cluster)", _training_chip_options(), d["chip"]),
+            "n_chips": LogSlider("chips", 3, 15, d["n_chips"]),
+            "batch_tokens": LogSlider("global batch (tokens)", 17, 26, d["batch_tokens"]),
+            "seq_len": LogSlider("sequence length", 11, 17, d["seq_len"]),
+            "tp": LogSlider("tensor parallel", 0, 6, 8),
+            "pp": LogSlider("pipeline stages", 0, 6, 4),
+            "cp": LogSlider("context parallel", 0, 5, 1),
+            "vp": LogSlider("interleaved chunks", 0, 3, 1),
+            "microbatch": LogSlider("microbatch (sequences)", 0, 3, 1),
+            "zero_stage": Choice("ZeRO stage", (0, 1, 2, 3), 1),
+            "recompute": Choice("recompute", training.RECOMPUTE, "selective"),
+            "precision": Choice("precision", training.PRECISIONS, "bf16"),
+            "tp_overlap": Slider("TP comm hidden (share)", 0.0, 1.0, 0.1, 0.0),
+            "train_tokens_t": Slider("tokens to train (T)", 0.5, 30.0, 0.5, 15.0),
+        },
+        view=training_view,
+    )
+
+
+def search_view(model, chip, n_chips, batch_tokens, seq_len, precision) -> View:
+    df = training.search(model, chip, n_chips, batch_tokens, seq_len, precision=precision, top=None)
+    top = df.head(6)
+    ests = {}
+    for i, r in top.iterrows():
+        c = {k: r[k] for k in ("tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute")}
+        ests[f"{i + 1}. {_layout_label(c)}"] = r
+    t = pd.DataFrame([{"layout": lab, "component": name, "seconds": r[k], "share": r[k] / r["step_time_s"]}
+                      for lab, r in ests.items() for k, name in training._TIME_NAMES.items()])
+    m = pd.DataFrame([{"layout": lab, "component": name, "bytes": r[k]}
+                      for lab, r in ests.items() for k, name in training._MEM_NAMES.items()])
+    cap = get_chip(chip).hbm_bytes * 0.9 / 1e9
+    fig = charts.step_chart(t, m, cap, title=f"the fastest layouts that fit ({df.attrs['n_fit']:,} of "
+                                             f"{df.attrs['n_evaluated']:,} fit)")
+    best = df.attrs["best"]
+    table = df.head(12).assign(
+        step=lambda d: d["step_time_s"].map(lambda v: fmt_si(v, "s")), MFU=lambda d: d["mfu"].map("{:.1%}".format),
+        memory=lambda d: (d["memory_per_chip_bytes"] / 1e9).map("{:.1f} GB".format))[
+        ["tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute", "step", "MFU", "memory", "why"]]
+    summary = (f"Evaluated **{df.attrs['n_evaluated']:,} layouts**, {df.attrs['n_fit']:,} fit in memory. Best: "
+               f"**{_layout_label(best.config)}**, MFU {best.mfu:.1%}, {best.tokens_per_s_per_chip:,.0f} tokens/s per chip. "
+               "`why` says what costs each runner-up most compared with the best.")
+    return View(t, fig, summary, table=table)
+
+
+@functools.lru_cache(maxsize=1)
+def search_spec() -> DashboardSpec:
+    d = DEFAULT_TRAINING
+    return DashboardSpec(
+        name="search",
+        description="Every data/tensor/pipeline/context/expert layout, microbatch, ZeRO stage and recompute; "
+                    "the fastest that fit.",
+        controls={
+            "model": Choice("model", _model_options(), d["model"]),
+            "chip": Choice("chip (cluster)", _training_chip_options(), d["chip"]),
+            "n_chips": LogSlider("chips", 3, 15, d["n_chips"]),
+            "batch_tokens": LogSlider("global batch (tokens)", 17, 26, d["batch_tokens"]),
+            "seq_len": LogSlider("sequence length", 11, 17, d["seq_len"]),
+            "precision": Choice("precision", training.PRECISIONS, "bf16"),
+        },
+        view=search_view,
+    )
+
+
+SCALING_SYSTEMS = {"DGX H100 + InfiniBand": "dgx-h100", "GB200 NVL72": "gb200-nvl72",
+                   "TPU v5p pod (ICI + OCS)": "tpu-v5p-pod", "TPU v6e pods + DCN": "tpu-v6e-pod"}
+
+
+def scaling_view(model, systems, seqs_per_chip, seq_len, max_chips, bw_scale=1.0) -> View:
+    if not systems:
+        raise ValueError("pick at least one system")
+    counts = [2**k for k in range(6, int(np.log2(max_chips)) + 1)]
+    frames = []
+    for name in systems:
+        cl = training.get_cluster(SCALING_SYSTEMS[name])
+        if bw_scale != 1.0:
+            cl = cl.with_changes(network_bw_bytes_per_s=cl.network_bw_bytes_per_s * bw_scale)
+        df = training.scaling(model, None, counts, seq_len, batch_tokens_per_chip=seqs_per_chip * seq_len,
+                              cluster=cl, microbatch=[1, 2], vp=[1, 4])
+        df = df.dropna(subset=["efficiency"]).assign(system=name)
+        frames.append(df)
+    data = pd.concat(frames, ignore_index=True)
+    if data.empty:
+        raise ValueError(f"{model} fits on none of these systems at these sizes; raise the chip count")
+    fig = charts.scaling_chart(data, title=f"weak scaling, {seqs_per_chip} sequences of {seq_len:,} tokens per chip")
+    last = data.sort_values("n_chips").groupby("system").tail(1)
+    summary = "At the largest size: " + "; ".join(
+        f"**{r.system}** {r.efficiency:.0%} efficiency, MFU {r.mfu:.0%}, comm + bubble {r.comm_share:.0%} ({r.layout})"
+        for r in last.itertuples())
+    return View(data[["system", "n_chips", "efficiency", "mfu", "comm_share"]], fig, summary,
+                table=data[["system", "n_chips", "tokens_per_s_per_chip", "mfu", "efficiency", "comm_share", "layout"]])
+
+
+@functools.lru_cache(maxsize=1)
+def scaling_spec() -> DashboardSpec:
+    return DashboardSpec(
+        name="scaling",
+        description="Throughput per chip as the fleet grows, with the best layout at each size.",
+        controls={
+            "model": Choice("model", _model_options(), "gpt3-175b"),
+            "systems": Choice("systems", tuple(SCALING_SYSTEMS), tuple(SCALING_SYSTEMS), multi=True),
+            "seqs_per_chip": LogSlider("sequences per chip", -3, 3, 1),
+            "seq_len": LogSlider("sequence length", 11, 15, 2048),
+            "max_chips": LogSlider("largest fleet", 8, 15, 8192),
+            "bw_scale": Slider("scale-out bandwidth ×", 0.25, 4.0, 0.25, 1.0),
+        },
+        view=scaling_view,
+    )
+
+
+ALL_SPECS = ALL_SPECS + (training_spec, search_spec, scaling_spec)

@@ -107,6 +107,15 @@ def _small_bound() -> set[str]:
     return {"latency" if e.latency_s > e.bandwidth_s else "bandwidth"}
 
 
+def _model_state_70b() -> float:
+    return 16 * get_model("llama-3.1-70b").params / 1e9
+
+
+def _days_405b() -> float:
+    m, chip = get_model("llama-3.1-405b"), get_chip("h100")
+    return 15.6e12 * m.flops_per_token(8192, training=True, causal=True) / (16384 * 0.40 * chip.peak_flop_s("bf16")) / 86400
+
+
 EXERCISES: dict[str, Exercise] = {e.id: e for e in [
     Exercise("ridge-h100", "00", "What is the ridge point of an H100 in dense bf16, in FLOP/byte?",
              lambda: _ridge("h100"), 0.02, "Divide peak FLOP/s by memory bandwidth in bytes/s; both from ab.get_chip('h100').",
@@ -143,6 +152,14 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in [
              "A bandwidth-bound ring's busbw is the usable link bandwidth, efficiency × 450 GB/s.", "GB/s"),
     Exercise("small-allreduce-bound", "03", "Is a 64 KiB all-reduce on a v5p 4×4×4 slice latency- or bandwidth-bound?",
              _small_bound, hint="Compare steps × 1 µs with bytes ÷ link bandwidth."),
+    Exercise("model-state-70b", "04", "GB of model state (bf16 weights and gradients, fp32 Adam) for Llama 3.1 70B?",
+             _model_state_70b, 0.02, "16 bytes per parameter; ab.get_model('llama-3.1-70b').params.", "GB"),
+    Exercise("bubble-8-32", "04", "Bubble share (%) of a 1F1B pipeline with 8 stages and 32 microbatches?",
+             lambda: 100 * 7 / (32 + 7), 0.02,
+             "The pipeline takes m + p - 1 microbatch-times, of which p - 1 are the bubble.", "%"),
+    Exercise("days-405b", "04", "Days for 15.6T tokens of Llama 3.1 405B (8K, causal FLOPs) on 16,384 H100s at 40% MFU?",
+             _days_405b, 0.03, "tokens × model.flops_per_token(8192, training=True, causal=True) ÷ "
+             "(chips × MFU × peak), then seconds to days.", "days"),
 ]}
 
 

@@ -13,8 +13,9 @@ Every term is a formula on published specs; nothing is fitted to the runs it is 
 - attention (FlashAttention) does ``2·T·s·(d_qk + d_v)/tp · ½`` causal FLOPs forward at the
   measured attention efficiency; backward = 2.5× forward (FlashAttention-2 paper), GEMMs 2×;
 - norms, residuals, RoPE, activations and FP8 casts stream their bytes through HBM;
-- recomputation: "full" re-runs each layer's forward; "selective" recomputes attention scores,
-  which FlashAttention does anyway (so it costs nothing and stores what "none" stores).
+- recomputation: "full" re-runs each layer's forward; "selective" re-runs the cheap, memory-heavy
+  parts (the norms and the FFN activation; the attention scores too when attention is unfused),
+  so it stores less than "none" for a few per cent of elementwise time.
 
 **Communication**, each collective a ring in the two-level :class:`~accelbook.clusters.Cluster`
 (inside the fast domain where the group fits, hierarchically where it spans domains):
@@ -31,7 +32,7 @@ data-parallel time + the optimizer step (memory-bound Adam, 28 bytes per paramet
 **Memory** per chip (busiest pipeline stage): bf16 weights 2Ψ, bf16 gradients 2Ψ, fp32 Adam
 states 12Ψ (ZeRO, Rajbhandari et al. 2020), divided by the data-parallel group for ZeRO stages
 3, ≥2, ≥1; activations per layer and token from the tensors the backward pass needs (Korthikanti
-et al. 2022, without dropout, FlashAttention), times the microbatches in flight on the first stage
+et al. 2022, without dropout; K/V replicated when tp exceeds the KV heads), times the microbatches in flight on the first stage
 (``pp``, ×(1 + (pp-1)/(pp·vp)) interleaved); fp32 logits on the last stage. 10% of HBM is kept
 free for the runtime, NCCL buffers and fragmentation (``memory_reserve``).
 
@@ -101,7 +102,7 @@ def _model_vec(m: Model, seq_len: int) -> np.ndarray:
         v[M_E], v[M_TOPK] = 1, 1
         v[M_PLAYER_NE] = attn_p + m._dense_ffn_params()
     v[M_PEMB] = m.embedding_params
-    v[M_PHEAD] = m.lm_head_params if m.lm_head_params else 0.0
+    v[M_PHEAD] = m.lm_head_params + m._norm_params   # LM head and the final norm (last stage)
     v[M_FLOP_CAUSAL] = m.flops_per_token(seq_len, training=True, causal=True)
     v[M_FLOP_FULL] = m.flops_per_token(seq_len, training=True, causal=False)
     return v
@@ -214,7 +215,7 @@ def _collective(kind, S, g, stride, c):
 
 
 @njit(cache=True)
-def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar, reserve, out):
+def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar, reserve, tp_overlap, out):
     """Fill ``out`` (RESULT_FIELDS) for one layout. B = global batch in sequences."""
     for i in range(out.shape[0]):
         out[i] = 0.0
@@ -228,6 +229,7 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar,
     Lst = math.ceil(L / pp)
     L_last = max(0.0, L - (pp - 1) * Lst)
     nm1 = mv[M_NM] - 1.0
+    kv_loc = max(mv[M_KV] / tp, 1.0)          # K/V heads per chip (replicated when tp > kv heads)
     # ---- forward compute of one layer, one microbatch
     t_g = _gemm_time(T, mv[M_WIN] / d / tp, d, c) + _gemm_time(T, d, mv[M_DV] / tp, c)
     if f < 1.0:
@@ -248,7 +250,7 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar,
         t_a = att_flop / (c[C_PEAK_ATT] * c[C_ETA])
         t_a_mem = 3.0 * 2.0 * mb * mv[M_H] / tp * (s / cp) * s / c[C_HBMBW]
     dff_eff = (1.0 - f) * mv[M_DFF] + f * (mv[M_TOPK] + mv[M_NSH]) * mv[M_DFFE]
-    elem = 2.0 * (2.0 * 2.0 * d + 2.0 * 3.0 * d) / sp + 2.0 * 2.0 * (mv[M_H] + mv[M_KV]) * mv[M_DH] / tp \
+    elem = 2.0 * (2.0 * 2.0 * d + 2.0 * 3.0 * d) / sp + 2.0 * 2.0 * (mv[M_H] / tp + kv_loc) * mv[M_DH] \
         + (mv[M_NM] * 2.0) * dff_eff / tp
     if bpe == 1.0:   # FP8 casts of every GEMM input (read bf16, write fp8)
         elem += 3.0 * (d + mv[M_DV] / tp + d + dff_eff / tp)
@@ -271,11 +273,11 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar,
     if tp > 1:
         A = T * d * 2.0
         n_coll = 8.0 + (4.0 if rec == 2 else 0.0)
-        t_tp = n_coll * _collective(1, A, tp, 1.0, c)
+        t_tp = (1.0 - tp_overlap) * n_coll * _collective(1, A, tp, 1.0, c)
     t_cp = 0.0
     if cp > 1:
-        kv_loc = T * 2.0 * mv[M_KV] * mv[M_DH] * 2.0 / tp
-        t_cp_raw = 3.0 * _collective(1, kv_loc * cp, cp, tp, c)
+        kv_bytes = T * 2.0 * kv_loc * mv[M_DH] * 2.0
+        t_cp_raw = 3.0 * _collective(1, kv_bytes * cp, cp, tp, c)
         t_cp = max(0.0, t_cp_raw - 3.5 * t_a)
     t_ep = 0.0
     if ep > 1 and f > 0:
@@ -303,10 +305,10 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar,
     t_f_mb = Lst * (t_fwd + t_tp / 2.0)
     t_b_mb = Lst * (t_bwd + t_rec + t_tp / 2.0)
     t_dp_ar = _collective(1, 2.0 * p_ne, g_ne, tp, c) + _collective(1, 2.0 * p_e, g_e, tp * cp * ep, c)
-    if zero == 3:
+    if zero == 3:   # weights gathered for every microbatch, hidden behind that microbatch's work
         per_mb = 3.0 * t_dp_ar
         t_dp_total = m * per_mb
-        t_dp = m * max(0.0, per_mb - (t_f_mb + t_b_mb))
+        t_dp = m * max(0.0, per_mb - Lst * t_layer)
     else:
         t_dp_total = 2.0 * t_dp_ar             # reduce-scatter of gradients + all-gather of weights
         t_dp = max(0.0, t_dp_ar - t_b_mb) + max(0.0, t_dp_ar - t_f_mb)
@@ -325,11 +327,11 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar,
     # them; q, k, v and the attention output; the FFN's up-projection outputs; the routed copies
     keep = 0.0 if rec == 1 else 1.0
     store_ffn = (mv[M_NM] - 1.0) * 2.0 + keep * 2.0
-    a_tok = 2.0 * 2.0 * d / sp + keep * 2.0 * 2.0 * d / sp + 2.0 * (mv[M_H] + 2.0 * mv[M_KV]) * mv[M_DH] / tp \
+    a_tok = 2.0 * 2.0 * d / sp + keep * 2.0 * 2.0 * d / sp + 2.0 * (mv[M_H] / tp + 2.0 * kv_loc) * mv[M_DH] \
         + 2.0 * mv[M_DV] / tp + (1.0 - f) * store_ffn * mv[M_DFF] / tp \
         + f * (mv[M_TOPK] * (2.0 * d + store_ffn * mv[M_DFFE] / tp) + mv[M_NSH] * store_ffn * mv[M_DFFE] / tp)
-    if not flash and rec == 0:
-        a_tok += 5.0 * mv[M_H] * s / tp
+    if not flash and rec == 0:   # softmax output, bf16 (no dropout: Korthikanti's 5as² counts 3 more for it)
+        a_tok += 2.0 * mv[M_H] * s / tp
     in_flight = 1.0
     if pp > 1:
         in_flight = min(m, pp)
@@ -378,7 +380,8 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar,
 
 
 @njit(cache=True)
-def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, flash, seqpar, reserve, cfg, res):
+def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, flash, seqpar, reserve, tp_overlap,
+                   cfg, res):
     """Enumerate every valid layout (rows of ``cfg``) and evaluate it (rows of ``res``); returns the
     number of rows filled. Validity: tp·cp·pp·dp = n, ep | dp and ep | experts, dp·mb | B,
     vp > 1 only with pp > 1, (B/(dp·mb)) % pp == 0 and pp·vp ≤ layers, tp | heads, s % 2cp == 0."""
@@ -410,7 +413,7 @@ def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, fl
                                 continue
                             for zero in zeros:
                                 for rec in recs:
-                                    _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar, reserve, out)
+                                    _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar, reserve, tp_overlap, out)
                                     cfg[k, 0] = tp
                                     cfg[k, 1] = cp
                                     cfg[k, 2] = pp
@@ -426,6 +429,12 @@ def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, fl
 
 
 # -- validation of inputs ---------------------------------------------------------------------------------
+def _fraction01(name: str, v) -> float:
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0 <= v <= 1):
+        raise ValueError(f"{name} must be a fraction in [0, 1], got {v!r}")
+    return float(v)
+
+
 def _whole(name: str, v, lo: int = 1) -> int:
     if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
         raise ValueError(f"{name} must be a whole number >= {lo}, got {v!r}")
@@ -535,7 +544,8 @@ _MEM_NAMES = {"mem_weights_bytes": "weights", "mem_grads_bytes": "gradients", "m
 def _assumptions(notes: list[str], cl: Cluster, flash: bool) -> tuple[str, ...]:
     base = [
         f"network: {cl.name}",
-        "sequence parallelism on whenever tp > 1; tensor-parallel, expert and pipeline communication exposed",
+        "sequence parallelism on whenever tp > 1; expert and pipeline communication exposed; tensor-parallel "
+        "communication exposed unless tp_overlap says otherwise",
         "data-parallel reduce-scatter hidden behind one microbatch's backward, all-gather behind a forward",
         "bf16 gradients reduced; Adam with fp32 master weights and moments (16 bytes/parameter, ZeRO paper)",
         "no dropout; " + ("FlashAttention (scores never stored)" if flash else "unfused attention (scores stored)"),
@@ -549,12 +559,14 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
              tp: int = 1, pp: int = 1, dp: int | None = None, ep: int = 1, cp: int = 1, zero_stage: int = 1,
              recompute: str = "selective", microbatch: int = 1, vp: int = 1, precision: str = "bf16",
              cluster: Cluster | str | None = None, flash_attention: bool = True,
-             sequence_parallel: bool = True, memory_reserve: float = 0.10) -> TrainingEstimate:
+             sequence_parallel: bool = True, memory_reserve: float = 0.10, tp_overlap: float = 0.0) -> TrainingEstimate:
     """Step time, MFU, tokens/s and memory per chip of one parallel layout.
 
     ``global_batch_tokens`` must be a whole number of ``seq_len`` sequences; ``dp`` defaults to
-    ``n_chips / (tp·cp·pp)``. ``recompute``: "none", "selective", "full". ``vp``: interleaved
-    pipeline chunks per stage (1 = plain 1F1B). ``cluster``: a preset id from ``data/clusters.toml``
+    ``n_chips / (tp·cp·pp)``. ``recompute``: "none", "selective" (norms and FFN activation, plus
+    attention scores without FlashAttention), "full". ``vp``: interleaved pipeline chunks per
+    stage (1 = plain 1F1B). ``tp_overlap``: share of tensor-parallel communication hidden behind
+    GEMMs (0 = none, the default: no published measurement of the overlap achieved). ``cluster``: a preset id from ``data/clusters.toml``
     (default: the chip's own, e.g. DGX H100, TPU v5p pod).
     """
     model, chip, cl = _resolve(model, chip, cluster, precision)
@@ -566,7 +578,7 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
         raise ValueError(f"zero_stage must be 0, 1, 2 or 3, got {zero_stage!r}")
     if recompute not in RECOMPUTE:
         raise ValueError(f"recompute must be one of {RECOMPUTE}, got {recompute!r}")
-    if not (isinstance(memory_reserve, numbers.Real) and 0 <= memory_reserve < 1):
+    if isinstance(memory_reserve, bool) or not (isinstance(memory_reserve, numbers.Real) and 0 <= memory_reserve < 1):
         raise ValueError(f"memory_reserve must be a fraction in [0, 1), got {memory_reserve!r}")
     if n % (tp * cp * pp):
         raise ValueError(f"n_chips = {n} is not divisible by tp·cp·pp = {tp}·{cp}·{pp} = {tp * cp * pp}")
@@ -598,7 +610,7 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     out = np.empty(N_RESULTS)
     _evaluate(mv, cv, float(B), float(s), float(tp), float(cp), float(pp), float(vp), float(dp), float(ep),
               float(mb), zero_stage, RECOMPUTE.index(recompute), bool(flash_attention), bool(sequence_parallel),
-              float(memory_reserve), out)
+              float(memory_reserve), _fraction01("tp_overlap", tp_overlap), out)
     return _to_estimate(out, model, chip, cl, n, dict(tp=tp, cp=cp, pp=pp, vp=vp, dp=dp, ep=ep, microbatch=mb,
                         zero_stage=zero_stage, recompute=recompute, precision=precision, seq_len=s,
                         global_batch_sequences=B, flash_attention=bool(flash_attention),
@@ -673,8 +685,8 @@ def search_space(model: Model, n: int, max_tp: int = 64, max_cp: int = 32, **fix
 
 def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_batch_tokens: float, seq_len: int,
            precision: str = "bf16", cluster: Cluster | str | None = None, flash_attention: bool = True,
-           sequence_parallel: bool = True, memory_reserve: float = 0.10, top: int | None = 20,
-           include_unfit: bool = False, **fixed) -> pd.DataFrame:
+           sequence_parallel: bool = True, memory_reserve: float = 0.10, tp_overlap: float = 0.0,
+           top: int | None = 20, include_unfit: bool = False, **fixed) -> pd.DataFrame:
     """Every valid layout of ``model`` on ``n_chips`` evaluated; the fastest that fits first.
 
     Returns one row per layout (``top`` rows, or all with ``top=None``): the layout, step time,
@@ -687,7 +699,10 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
     n = _whole("n_chips", n_chips)
     s = _whole("seq_len", seq_len, 2)
     B = _batch_sequences(global_batch_tokens, s)
+    if isinstance(memory_reserve, bool) or not (isinstance(memory_reserve, numbers.Real) and 0 <= memory_reserve < 1):
+        raise ValueError(f"memory_reserve must be a fraction in [0, 1), got {memory_reserve!r}")
     sp = search_space(model, n, **fixed)
+    _check_pinned(model, n, s, fixed)
     mv = _model_vec(model, s)
     cv, notes = _chip_vec(chip, cl, precision)
     cap = int(np.prod([len(v) for v in sp.values()]))
@@ -695,7 +710,7 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
     res = np.zeros((cap, N_RESULTS))
     k = _search_kernel(mv, cv, float(n), float(B), float(s), sp["tp"], sp["cp"], sp["pp"], sp["vp"], sp["ep"],
                        sp["microbatch"], sp["zero_stage"], sp["recompute"], bool(flash_attention),
-                       bool(sequence_parallel), float(memory_reserve), cfg, res)
+                       bool(sequence_parallel), float(memory_reserve), _fraction01("tp_overlap", tp_overlap), cfg, res)
     if k == 0:
         raise ValueError(f"no valid layout of {model.name} on {n} chips with a batch of {B} × {s} tokens and "
                          f"{fixed or 'no constraints'}: check that the chip count and batch divide as the "
@@ -711,8 +726,8 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
             f"recompute={least['recompute']}). More chips, or a smaller microbatch or sequence.")
     if not include_unfit:
         df = df[df["fits"]]
-    df = df.sort_values(["fits", "step_time_s", "memory_per_chip_bytes"], ascending=[False, True, True]) \
-        .reset_index(drop=True)
+    df = df.sort_values(["fits", "step_time_s", "zero_stage", "memory_per_chip_bytes"],
+                        ascending=[False, True, True, True]).reset_index(drop=True)
     df["why"] = _why(df)
     df.attrs.update(n_evaluated=k, n_fit=n_fit, model=model.name, chip=chip.name, cluster=cl.name)
     best = df.iloc[0]
@@ -720,8 +735,27 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
                                 cp=int(best.cp), ep=int(best.ep), vp=int(best.vp), microbatch=int(best.microbatch),
                                 zero_stage=int(best.zero_stage), recompute=best.recompute, precision=precision,
                                 cluster=cl, flash_attention=flash_attention, sequence_parallel=sequence_parallel,
-                                memory_reserve=memory_reserve)
+                                memory_reserve=memory_reserve, tp_overlap=tp_overlap)
     return df if top is None else df.head(top).copy()
+
+
+def _check_pinned(model: Model, n: int, s: int, fixed: dict) -> None:
+    """Say plainly why a pinned value can never be valid (before the search says "no layout")."""
+    def vals(k):
+        v = fixed.get(k)
+        return [] if v is None else list(v) if isinstance(v, (list, tuple, np.ndarray)) else [v]
+
+    if any(t > 0 and model.n_heads % t for t in vals("tp")):
+        raise ValueError(f"tp must divide the {model.n_heads} attention heads of {model.name}; got {vals('tp')}")
+    if any(e > 1 for e in vals("ep")) and model.moe is None:
+        raise ValueError(f"{model.name} has no experts: expert parallelism (ep > 1) is not possible")
+    if any(p > model.n_layers for p in vals("pp")):
+        raise ValueError(f"pp must not exceed the {model.n_layers} layers of {model.name}; got {vals('pp')}")
+    if any(c > 1 and s % (2 * c) for c in vals("cp")):
+        raise ValueError(f"seq_len = {s} must be divisible by 2·cp for context parallelism; got cp {vals('cp')}")
+    for k in ("tp", "cp", "pp"):
+        if any(n % v for v in vals(k)):
+            raise ValueError(f"{k} must divide the {n} chips; got {vals(k)}")
 
 
 def _frame(cfg: np.ndarray, res: np.ndarray) -> pd.DataFrame:
@@ -756,34 +790,59 @@ def _why(df: pd.DataFrame) -> np.ndarray:
 # -- scaling ----------------------------------------------------------------------------------------------
 def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: int,
             batch_tokens_per_chip: float | None = None, global_batch_tokens: float | None = None,
-            precision: str = "bf16", cluster: Cluster | str | None = None) -> pd.DataFrame:
-    """Throughput against chip count with the best layout at each count (from :func:`search`).
+            precision: str = "bf16", cluster: Cluster | str | None = None, layout: str = "fixed",
+            **fixed) -> pd.DataFrame:
+    """Throughput against chip count.
 
     Weak scaling: ``batch_tokens_per_chip`` fixed (the global batch grows with the chips).
-    Strong scaling: ``global_batch_tokens`` fixed. Efficiency = (tokens/s per chip) / (that at the
-    smallest count). Columns: n_chips, tokens_per_s, tokens_per_s_per_chip, efficiency, mfu,
-    comm_share (exposed communication + bubble over the step), and the chosen layout.
+    Strong scaling: ``global_batch_tokens`` fixed. ``layout="fixed"``: the best layout at the
+    LARGEST count is kept and only data parallelism changes (classic scaling: what is lost is
+    communication); ``layout="best"``: searched anew at each count (it may change strategy, so
+    efficiency can exceed 1 when more chips let a faster layout fit).
+    Efficiency = (tokens/s per chip) / (that at the first count that fits). Columns: n_chips,
+    tokens_per_s, tokens_per_s_per_chip, efficiency, mfu, comm_share (exposed communication +
+    bubble over the step), layout, note. ``fixed`` narrows the search as in :func:`search`.
     """
     if (batch_tokens_per_chip is None) == (global_batch_tokens is None):
         raise ValueError("give exactly one of batch_tokens_per_chip (weak scaling) or global_batch_tokens (strong)")
-    counts = sorted({_whole("chip count", int(c)) if float(c).is_integer() else _whole("chip count", c)
-                     for c in chip_counts})
-    rows = []
-    for n in counts:
-        gbt = global_batch_tokens if global_batch_tokens is not None else batch_tokens_per_chip * n
+    if layout not in ("fixed", "best"):
+        raise ValueError(f"layout must be 'fixed' or 'best', got {layout!r}")
+    counts = sorted({_whole("chip count", c) for c in chip_counts})
+    model, chip, cl = _resolve(model, chip, cluster, precision)
+    rows, base = [], None
+
+    def gbt_of(n):
+        return global_batch_tokens if global_batch_tokens is not None else batch_tokens_per_chip * n
+
+    if layout == "fixed":
         try:
-            df = search(model, chip, n, gbt, seq_len, precision=precision, cluster=cluster, top=1)
+            base = search(model, chip, counts[-1], gbt_of(counts[-1]), seq_len, precision=precision, cluster=cl, top=1,
+                          **fixed).attrs["best"].config
+        except ValueError as e:
+            raise ValueError(f"no layout fits at the largest count ({counts[-1]:,} chips): {e}") from None
+    for n in counts:
+        gbt = gbt_of(n)
+        try:
+            if layout == "best":
+                est = search(model, chip, n, gbt, seq_len, precision=precision, cluster=cl, top=1, **fixed).attrs["best"]
+                base = est.config
+            else:
+                c = base
+                est = estimate(model, chip, n, gbt, seq_len, tp=c["tp"], pp=c["pp"], cp=c["cp"], ep=c["ep"], vp=c["vp"],
+                               microbatch=c["microbatch"], zero_stage=c["zero_stage"], recompute=c["recompute"],
+                               precision=precision, cluster=cl)
         except ValueError as e:
             rows.append({"n_chips": n, "note": str(e)})
             continue
-        b = df.iloc[0]
-        comm = sum(b[k] for k in ("t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s", "t_bubble_s",
-                                  "t_dp_comm_s"))
-        rows.append({"n_chips": n, "tokens_per_s": b.tokens_per_s_per_chip * n,
-                     "tokens_per_s_per_chip": b.tokens_per_s_per_chip, "mfu": b.mfu,
-                     "comm_share": comm / b.step_time_s, "step_time_s": b.step_time_s,
-                     "layout": f"tp{b.tp} cp{b.cp} pp{b.pp} vp{b.vp} dp{b.dp} ep{b.ep} mb{b.microbatch} "
-                               f"zero{b.zero_stage} {b.recompute}", "note": ""})
+        comm = sum(est.time[k] for k in ("tensor-parallel comm", "context-parallel comm", "expert all-to-all",
+                                         "pipeline sends", "pipeline bubble", "data-parallel comm (exposed)"))
+        c = est.config
+        rows.append({"n_chips": n, "tokens_per_s": est.tokens_per_s, "tokens_per_s_per_chip": est.tokens_per_s_per_chip,
+                     "mfu": est.mfu, "comm_share": comm / est.step_time_s, "step_time_s": est.step_time_s,
+                     "fits": est.fits,
+                     "layout": f"tp{c['tp']} cp{c['cp']} pp{c['pp']} vp{c['vp']} dp{c['dp']} ep{c['ep']} "
+                               f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']}",
+                     "note": "" if est.fits else est.why_not_fit()})
     out = pd.DataFrame(rows)
     if "tokens_per_s_per_chip" in out and out["tokens_per_s_per_chip"].notna().any():
         ref = out["tokens_per_s_per_chip"].dropna().iloc[0]
@@ -822,7 +881,9 @@ def predicted_metric(est: TrainingEstimate, model: Model, chip: Chip, metric: st
     s = est.config["seq_len"]
     flops = model.flops_per_token(s, training=True, causal=convention == "model_causal")
     if convention == "hardware_full" and est.config["recompute"] == "full":
-        flops *= 4.0 / 3.0
+        # Narayanan et al. 2021, eq. 3: the transformer layers' forward runs twice, the logit layer once
+        head = 6.0 * model.vocab_size * model.d_model
+        flops = head + (flops - head) * 4.0 / 3.0
     if metric == "tokens_per_s":
         return est.tokens_per_s_per_chip
     if metric == "iteration_s":

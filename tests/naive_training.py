@@ -1,0 +1,67 @@
+"""Slow, plain-Python reference for the layout search of :mod:`accelbook.training`.
+
+Enumerates every combination of the candidate values with :func:`itertools.product`, keeps the
+valid ones by the rules as the module's documentation states them (written here from the text, not
+from the kernel's loop), and evaluates each with the un-jitted Python body of ``_evaluate``. The
+search kernel must return exactly this set of layouts with the same results.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+
+import numpy as np
+
+from accelbook import training
+
+FIELDS = ("tp", "cp", "pp", "vp", "ep", "microbatch", "zero_stage", "recompute")
+
+
+def is_valid(tp, cp, pp, vp, ep, mb, *, n, B, s, layers, heads, experts):
+    """The documented validity rules of a layout; returns (valid, dp)."""
+    if tp * cp * pp == 0 or n % (tp * cp * pp) != 0:      # tp·cp·pp·dp = n with a whole dp
+        return False, None
+    dp = n // (tp * cp * pp)
+    if heads % tp != 0:                                   # tp | heads
+        return False, dp
+    if cp > 1 and s % (2 * cp) != 0:                      # load-balanced context parallelism
+        return False, dp
+    if pp > layers:                                       # no empty stage
+        return False, dp
+    if dp % ep != 0 or experts % ep != 0:                 # ep | dp and ep | experts
+        return False, dp
+    if B % (dp * mb) != 0:                                # dp·mb | B
+        return False, dp
+    m = B // (dp * mb)
+    if vp > 1:                                            # interleaving needs pp > 1, m % pp, pp·vp ≤ L
+        if pp == 1 or m % pp != 0 or pp * vp > layers:
+            return False, dp
+    return True, dp
+
+
+def reference_search(model, chip, cluster, n, B, s, precision="bf16", flash=True, seqpar=True,
+                     reserve=0.10, tp_overlap=0.0, **fixed):
+    """{(tp, cp, pp, vp, dp, ep, microbatch, zero_stage, recompute name): result vector} over every
+    valid layout, each evaluated by ``training._evaluate.py_func``."""
+    space = training.search_space(model, n, **fixed)
+    mv = training._model_vec(model, s)
+    cv, _ = training._chip_vec(chip, cluster, precision)
+    experts = model.moe.n_experts if model.moe is not None else 1
+    evaluate = training._evaluate.py_func
+    extra = {"tp_overlap": tp_overlap} if "tp_overlap" in inspect.signature(evaluate).parameters else {}
+    out = {}
+    for tp, cp, pp, vp, ep, mb, zero, rec in itertools.product(*(space[k] for k in FIELDS)):
+        tp, cp, pp, vp, ep, mb = (int(x) for x in (tp, cp, pp, vp, ep, mb))
+        ok, dp = is_valid(tp, cp, pp, vp, ep, mb, n=n, B=B, s=s, layers=model.n_layers,
+                          heads=model.n_heads, experts=experts)
+        if not ok:
+            continue
+        res = np.empty(training.N_RESULTS)
+        evaluate(mv=mv, c=cv, B=float(B), s=float(s), tp=float(tp), cp=float(cp), pp=float(pp), vp=float(vp),
+                 dp=float(dp), ep=float(ep), mb=float(mb), zero=int(zero), rec=int(rec), flash=flash,
+                 seqpar=seqpar, reserve=reserve, out=res, **extra)
+        key = (tp, cp, pp, vp, dp, ep, mb, int(zero), training.RECOMPUTE[int(rec)])
+        assert key not in out
+        out[key] = res
+    return out

@@ -1,0 +1,225 @@
+"""Training cluster presets and measured matrix-unit efficiency (accelbook.clusters)."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from accelbook import clusters as C
+from accelbook import training as T
+from accelbook.catalogue import CatalogueError
+from accelbook.chip import get_chip
+
+_IDS = ("dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72", "tpu-v4-pod", "tpu-v5e-pod", "tpu-v5p-pod",
+        "tpu-v6e-pod", "jean-zay-a100")
+
+
+def test_every_preset_loads_with_sane_values():
+    cls = C.clusters()
+    assert set(_IDS) <= set(cls)
+    for cid, cl in cls.items():
+        assert cl.id == cid
+        assert get_chip(cl.chip_id).id == cl.chip_id
+        assert cl.chip.id == cl.chip_id
+        assert cl.domain_chips >= 2 and cl.max_chips >= cl.domain_chips or cl.torus_dims == 0
+        assert 0 < cl.domain_efficiency <= 1 and 0 < cl.network_efficiency <= 1
+        assert cl.torus_dims in (0, 2, 3)
+        # the fast domain is faster than the network between domains, and lower latency
+        assert cl.domain_bw_bytes_per_s > cl.network_bw_bytes_per_s
+        assert cl.domain_latency_s <= cl.network_latency_s
+        assert C.get_cluster(cid) is cl and C.get_cluster(cl) is cl
+        assert {"domain_bw_bytes_per_s", "network_bw_bytes_per_s"} <= set(cl.provenance)
+
+
+def test_gpu_presets_match_the_datasheets():
+    h = C.get_cluster("dgx-h100")
+    assert (h.domain_chips, h.torus_dims) == (8, 0)
+    assert h.domain_bw_bytes_per_s == pytest.approx(450e9)          # NVLink4 18 x 25 GB/s one way
+    assert h.network_bw_bytes_per_s == pytest.approx(400e9 / 8)     # one 400 Gb/s NIC per GPU
+    assert C.get_cluster("gb200-nvl72").domain_chips == 72
+    assert C.get_cluster("dgx-a100").network_bw_bytes_per_s == pytest.approx(200e9 / 8)
+
+
+@pytest.mark.parametrize("chip", ["h100", "a100", "b200", "tpu-v5p", "tpu-v4", "tpu-v5e", "tpu-v6e"])
+def test_cluster_for_a_chip_is_built_from_it(chip):
+    cl = C.cluster_for(chip)
+    assert cl.chip_id == get_chip(chip).id
+    assert (cl.torus_dims > 0) == (get_chip(chip).kind == "tpu")
+
+
+def test_cluster_for_a_chip_without_preset_says_so():
+    with pytest.raises(ValueError, match="no training cluster preset"):
+        C.cluster_for("mi300x")
+
+
+# -- torus axes and domain bandwidth ---------------------------------------------------------------------------
+def test_torus_axes_by_hand():
+    # 3D torus of 4096 = 16^3: a group inside one axis spans 1 axis, 16^2 spans 2, more spans 3
+    for g, want in [(1, 1), (2, 1), (8, 1), (16, 1), (17, 2), (256, 2), (257, 3), (4096, 3), (10 ** 6, 3)]:
+        assert C.torus_axes(g, 4096, 3) == want, g
+    # 2D 16 x 16: never more than 2
+    for g, want in [(1, 1), (16, 1), (32, 2), (256, 2), (4096, 2)]:
+        assert C.torus_axes(g, 256, 2) == want, g
+
+
+def test_torus_axes_is_monotone_and_capped():
+    for dom, dims in [(4096, 3), (256, 2), (8960, 3), (64, 3)]:
+        axes = [C.torus_axes(g, dom, dims) for g in range(1, 3 * dom)]
+        assert axes == sorted(axes)
+        assert min(axes) == 1 and max(axes) == dims
+
+
+def test_domain_bw_switched_and_torus():
+    h = C.get_cluster("dgx-h100")
+    for g in (1, 2, 8):
+        assert h.domain_bw(g) == pytest.approx(450e9 * 0.82)
+    v4 = C.get_cluster("tpu-v4-pod")   # one link 45 GB/s, 2 links (both directions of a ring) per axis
+    assert v4.domain_bw(16) == pytest.approx(2 * 1 * 45e9)
+    assert v4.domain_bw(256) == pytest.approx(2 * 2 * 45e9)
+    assert v4.domain_bw(4096) == pytest.approx(2 * 3 * 45e9)
+
+
+@pytest.mark.parametrize("cid", _IDS)
+def test_kernel_bandwidth_matches_cluster_domain_bw(cid):
+    cl = C.get_cluster(cid)
+    cv = T._chip_vec(cl.chip, cl, "bf16")[0]
+    for g in (2, 4, 8, 16, 64, 256, 1024):
+        if g > cl.domain_chips:
+            continue
+        assert T._bw_in(float(g), cv) == pytest.approx(cl.domain_bw(g), rel=1e-12), g
+
+
+def test_with_changes_what_if():
+    h = C.get_cluster("dgx-h100")
+    w = h.with_changes(network_bw_bytes_per_s=100e9)
+    assert w.network_bw_bytes_per_s == 100e9 and w.domain_chips == h.domain_chips and w.id != h.id
+    with pytest.raises(ValueError, match="unknown cluster field"):
+        h.with_changes(nic=1)
+    with pytest.raises(ValueError, match="finite"):
+        h.with_changes(network_bw_bytes_per_s=float("nan"))
+    # a faster network never slows a step whose data-parallel ring crosses domains
+    args = ("llama-3.1-8b", "h100", 64, 64 * 4096, 4096)
+    slow = T.estimate(*args, tp=1, zero_stage=3, cluster=h)
+    fast = T.estimate(*args, tp=1, zero_stage=3, cluster=w)
+    assert fast.step_time_s <= slow.step_time_s
+
+
+# -- measured efficiency ---------------------------------------------------------------------------------------
+_CHIPS = ("a100", "h100", "h200", "h800", "b200", "gb200", "mi300x", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e")
+
+
+@pytest.mark.parametrize("chip", _CHIPS)
+@pytest.mark.parametrize("kind", ["bf16", "fp8", "attention"])
+def test_measured_efficiency_fractions_are_in_0_1(chip, kind):
+    m, why = C.measured_efficiency(chip, kind)
+    assert 0 < m.fraction <= 1
+    assert isinstance(why, str) and why
+
+
+def test_measured_fraction_is_measured_over_peak():
+    m, why = C.measured_efficiency("h100", "bf16")
+    assert "measured on this chip" in why
+    assert m.fraction == pytest.approx(794.5e12 / get_chip("h100").peak_flop_s("bf16"))
+    assert m.measured_flop_s == pytest.approx(794.5e12)
+    fp8, _ = C.measured_efficiency("h100", "fp8")
+    assert fp8.fraction == pytest.approx(1402.6e12 / get_chip("h100").peak_flop_s("fp8"))
+
+
+@pytest.mark.parametrize("chip,kind,sibling", [
+    ("h200", "bf16", "h100"), ("h800", "bf16", "h100"), ("h800", "attention", "h100"),
+    ("tpu-v5p", "bf16", "tpu-v5e"), ("tpu-v6e", "bf16", "tpu-v5e"), ("tpu-v4", "bf16", "tpu-v5e"),
+])
+def test_chips_without_a_measurement_borrow_and_say_so(chip, kind, sibling):
+    m, why = C.measured_efficiency(chip, kind)
+    assert "borrowed" in why and sibling in why
+    assert m.fraction == pytest.approx(C.measured_efficiency(sibling, kind)[0].fraction)
+
+
+def test_measured_chips_do_not_say_borrowed():
+    for chip, kind in [("h100", "bf16"), ("h200", "fp8"), ("a100", "attention"), ("tpu-v5e", "bf16")]:
+        _, why = C.measured_efficiency(chip, kind)
+        assert "borrowed" not in why and "measured on this chip" in why
+
+
+def test_assumed_attention_efficiency_is_stated():
+    m, why = C.measured_efficiency("b200", "attention")   # no FlashAttention measurement for B200
+    assert m.provenance is None and "ASSUMED" in why
+    assert m.fraction == pytest.approx(0.75 * C.measured_efficiency("b200", "bf16")[0].fraction)
+
+
+def test_fp8_without_a_measurement_falls_back_to_bf16_and_says_so():
+    m, why = C.measured_efficiency("mi300x", "fp8")
+    assert "no FP8 GEMM measurement" in why
+    assert m.fraction == pytest.approx(C.measured_efficiency("mi300x", "bf16")[0].fraction)
+
+
+def test_measured_efficiency_rejects_unknown_kind():
+    with pytest.raises(ValueError, match="kind"):
+        C.measured_efficiency("h100", "int4")
+
+
+def test_estimate_states_borrowed_efficiency_in_its_assumptions():
+    e = T.estimate("llama-3.1-8b", "h200", 8, 8 * 4096, 4096)
+    assert any("borrowed from h100" in a for a in e.assumptions)
+
+
+# -- malformed files ----------------------------------------------------------------------------------------------
+_GOOD_ENTRY = """
+[test-cluster]
+name = "test"
+chip = "h100"
+domain_chips = { value = 8, src = "nvidia-h100-datasheet" }
+domain_bw_gb_s = { value = 450, src = "nvidia-h100-datasheet" }
+domain_torus_dims = { value = 0, src = "nvidia-h100-datasheet" }
+domain_latency_us = { value = 2, src = "estimate-link-latency" }
+domain_efficiency_count = { value = 0.82, src = "nccl-tests-issue-212" }
+network_bw_gb_s = { value = 50, src = "nccl-tests-issue-290" }
+network_latency_us = { value = 5, src = "estimate-link-latency" }
+network_efficiency_count = { value = 0.82, src = "nccl-tests-issue-212" }
+max_chips = { value = 1024, src = "estimate-cluster-size" }
+"""
+
+
+@pytest.fixture
+def cluster_file(tmp_path, monkeypatch):
+    """Point the cluster loader at a temporary data/clusters.toml; the cache is cleared around it."""
+    def write(text):
+        (tmp_path / "clusters.toml").write_text(text)
+        monkeypatch.setattr(C, "DATA_DIR", tmp_path)
+        C._clusters.cache_clear()
+        return tmp_path
+
+    yield write
+    monkeypatch.undo()
+    C._clusters.cache_clear()
+
+
+def test_good_temporary_file_loads(cluster_file):
+    cluster_file(_GOOD_ENTRY)
+    assert list(C.clusters()) == ["test-cluster"]
+    assert C.clusters()["test-cluster"].max_chips == 1024
+
+
+@pytest.mark.parametrize("old,new,key", [
+    ('domain_efficiency_count = { value = 0.82', 'domain_efficiency_count = { value = 1.5', "domain_efficiency"),
+    ('domain_torus_dims = { value = 0', 'domain_torus_dims = { value = 4', "domain_torus_dims"),
+    ('domain_chips = { value = 8,', 'domain_chips = { value = 8.5,', "domain_chips"),
+    ('max_chips = { value = 1024, src = "estimate-cluster-size" }\n', '', "max_chips"),
+    ('network_bw_gb_s = { value = 50, src = "nccl-tests-issue-290" }', 'network_bw_gb_s = 50', "network_bw_gb_s"),
+    ('network_bw_gb_s = { value = 50, src = "nccl-tests-issue-290" }',
+     'network_bw_gb_s = { value = 50, src = "no-such-source" }', "network_bw_gb_s"),
+    ('name = "test"', 'name = "test"\nnic_gb_s = 3', "nic_gb_s"),
+])
+def test_malformed_cluster_file_is_a_catalogue_error(cluster_file, old, new, key):
+    assert old in _GOOD_ENTRY
+    cluster_file(_GOOD_ENTRY.replace(old, new))
+    with pytest.raises(CatalogueError) as err:
+        C.clusters()
+    assert key in str(err.value)
+
+
+def test_real_presets_are_back_after_a_temporary_file():
+    # (the fixture's teardown has run for the tests above; the real file loads again)
+    assert "dgx-h100" in C.clusters()
