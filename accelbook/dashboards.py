@@ -500,7 +500,7 @@ def training_spec() -> DashboardSpec:
 
 
 def search_view(model, chip, n_chips, batch_tokens, seq_len, precision) -> View:
-    df = training.search(model, chip, n_chips, batch_tokens, seq_len, precision=precision, top=None)
+    df = training.search(model, chip, n_chips, batch_tokens, seq_len, precision=precision, top=12)
     top = df.head(6)
     ests = {}
     for i, r in top.iterrows():
@@ -547,25 +547,39 @@ SCALING_SYSTEMS = {"DGX H100 + InfiniBand": "dgx-h100", "GB200 NVL72": "gb200-nv
                    "TPU v5p pod (ICI + OCS)": "tpu-v5p-pod", "TPU v6e pods + DCN": "tpu-v6e-pod"}
 
 
+@functools.lru_cache(maxsize=64)
+def _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) -> pd.DataFrame:
+    """One system's weak-scaling curve (cached: toggling another system does not recompute it)."""
+    counts = [2**k for k in range(6, int(np.log2(max_chips)) + 1)]
+    cl = training.get_cluster(SCALING_SYSTEMS[name])
+    if bw_scale != 1.0:
+        cl = cl.with_changes(network_bw_bytes_per_s=cl.network_bw_bytes_per_s * bw_scale)
+    try:
+        df = training.scaling(model, None, counts, seq_len, batch_tokens_per_chip=seqs_per_chip * seq_len,
+                              cluster=cl, microbatch=[1, 2], vp=[1, 4])
+    except ValueError:   # nothing fits even at the largest size: the view says so
+        df = pd.DataFrame()
+    if "efficiency" not in df:
+        return pd.DataFrame(columns=["system", "n_chips", "efficiency", "mfu", "comm_share", "layout",
+                                     "tokens_per_s_per_chip"])
+    return df.dropna(subset=["efficiency"]).assign(system=name)
+
+
 def scaling_view(model, systems, seqs_per_chip, seq_len, max_chips, bw_scale=1.0) -> View:
     if not systems:
         raise ValueError("pick at least one system")
-    counts = [2**k for k in range(6, int(np.log2(max_chips)) + 1)]
-    frames = []
-    for name in systems:
-        cl = training.get_cluster(SCALING_SYSTEMS[name])
-        if bw_scale != 1.0:
-            cl = cl.with_changes(network_bw_bytes_per_s=cl.network_bw_bytes_per_s * bw_scale)
-        df = training.scaling(model, None, counts, seq_len, batch_tokens_per_chip=seqs_per_chip * seq_len,
-                              cluster=cl, microbatch=[1, 2], vp=[1, 4])
-        df = df.dropna(subset=["efficiency"]).assign(system=name)
-        frames.append(df)
-    data = pd.concat(frames, ignore_index=True)
+    frames = {name: _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) for name in systems}
+    missing = [name for name, f in frames.items() if f.empty]
+    data = pd.concat([f for f in frames.values() if not f.empty], ignore_index=True) if len(missing) < len(frames) \
+        else pd.DataFrame()
     if data.empty:
-        raise ValueError(f"{model} fits on none of these systems at these sizes; raise the chip count")
+        raise ValueError(f"{model} fits on none of these systems up to {max_chips:,} chips with "
+                         f"{seqs_per_chip:g} sequences of {seq_len:,} tokens per chip; raise the largest fleet "
+                         "or lower the sequences per chip")
     fig = charts.scaling_chart(data, title=f"weak scaling, {seqs_per_chip} sequences of {seq_len:,} tokens per chip")
     last = data.sort_values("n_chips").groupby("system").tail(1)
-    summary = "At the largest size: " + "; ".join(
+    summary = "" if not missing else f"Nothing fits on {', '.join(missing)} at these settings. "
+    summary += "At the largest size: " + "; ".join(
         f"**{r.system}** {r.efficiency:.0%} efficiency, MFU {r.mfu:.0%}, comm + bubble {r.comm_share:.0%} ({r.layout})"
         for r in last.itertuples())
     return View(data[["system", "n_chips", "efficiency", "mfu", "comm_share"]], fig, summary,

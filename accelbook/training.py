@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from numba import njit
+from numba import njit, prange
 
 from .chip import Chip, get_chip
 from .clusters import Cluster, cluster_for, get_cluster, measured_efficiency
@@ -380,14 +380,12 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar,
 
 
 @njit(cache=True)
-def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, flash, seqpar, reserve, tp_overlap,
-                   cfg, res):
-    """Enumerate every valid layout (rows of ``cfg``) and evaluate it (rows of ``res``); returns the
-    number of rows filled. Validity: tp·cp·pp·dp = n, ep | dp and ep | experts, dp·mb | B,
-    vp > 1 only with pp > 1, (B/(dp·mb)) % pp == 0 and pp·vp ≤ layers, tp | heads, s % 2cp == 0."""
+def _enumerate(mv, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, cfg):
+    """Fill ``cfg`` with every valid layout; returns how many. Validity: tp·cp·pp·dp = n, ep | dp and
+    ep | experts, dp·mb | B, vp > 1 only with pp > 1, (B/(dp·mb)) % pp == 0 and pp·vp ≤ layers,
+    tp | heads, s % 2cp == 0."""
     k = 0
     L = mv[M_L]
-    out = np.empty(N_RESULTS)
     for tp in tps:
         if mv[M_H] % tp != 0:
             continue
@@ -413,7 +411,6 @@ def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, fl
                                 continue
                             for zero in zeros:
                                 for rec in recs:
-                                    _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar, reserve, tp_overlap, out)
                                     cfg[k, 0] = tp
                                     cfg[k, 1] = cp
                                     cfg[k, 2] = pp
@@ -423,8 +420,19 @@ def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, fl
                                     cfg[k, 6] = mb
                                     cfg[k, 7] = zero
                                     cfg[k, 8] = rec
-                                    res[k, :] = out
                                     k += 1
+    return k
+
+
+@njit(cache=True, parallel=True)
+def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, flash, seqpar, reserve, tp_overlap,
+                   cfg, res):
+    """Enumerate every valid layout into the rows of ``cfg`` (:func:`_enumerate`), then evaluate them
+    in parallel into the rows of ``res``; returns the number of rows filled."""
+    k = _enumerate(mv, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, cfg)
+    for i in prange(k):
+        _evaluate(mv, c, B, s, cfg[i, 0], cfg[i, 1], cfg[i, 2], cfg[i, 3], cfg[i, 4], cfg[i, 5], cfg[i, 6],
+                  int(cfg[i, 7]), int(cfg[i, 8]), flash, seqpar, reserve, tp_overlap, res[i])
     return k
 
 
@@ -715,19 +723,23 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
         raise ValueError(f"no valid layout of {model.name} on {n} chips with a batch of {B} × {s} tokens and "
                          f"{fixed or 'no constraints'}: check that the chip count and batch divide as the "
                          "layout needs (tp·cp·pp·dp = chips, dp·microbatch divides the batch)")
-    df = _frame(cfg[:k], res[:k])
-    n_fit = int(df["fits"].sum())
+    cfg, res = cfg[:k], res[:k]
+    fits = res[:, R["fits"]] > 0.5
+    n_fit = int(fits.sum())
     if n_fit == 0 and not include_unfit:
-        least = df.loc[df["memory_per_chip_bytes"].idxmin()]
+        i = int(np.argmin(res[:, R["memory_per_chip_bytes"]]))
         raise ValueError(
             f"no layout of {model.name} fits on {n} × {chip.name} ({chip.hbm_bytes / 1e9:.0f} GB) with a batch of "
-            f"{B} × {s} tokens: the smallest needs {least['memory_per_chip_bytes'] / 1e9:.1f} GB per chip "
-            f"(tp={int(least['tp'])}, pp={int(least['pp'])}, zero={int(least['zero_stage'])}, "
-            f"recompute={least['recompute']}). More chips, or a smaller microbatch or sequence.")
-    if not include_unfit:
-        df = df[df["fits"]]
-    df = df.sort_values(["fits", "step_time_s", "zero_stage", "memory_per_chip_bytes"],
-                        ascending=[False, True, True, True]).reset_index(drop=True)
+            f"{B} × {s} tokens: the smallest needs {res[i, R['memory_per_chip_bytes']] / 1e9:.1f} GB per chip "
+            f"(tp={int(cfg[i, 0])}, pp={int(cfg[i, 2])}, zero={int(cfg[i, 7])}, "
+            f"recompute={RECOMPUTE[int(cfg[i, 8])]}). More chips, or a smaller microbatch or sequence.")
+    keep = np.arange(k) if include_unfit else np.flatnonzero(fits)
+    # fits first, then step time; ties to the lower ZeRO stage, then the smaller memory
+    order = keep[np.lexsort((res[keep, R["memory_per_chip_bytes"]], cfg[keep, 7], res[keep, R["step_time_s"]],
+                             ~fits[keep]))]
+    if top is not None:
+        order = order[:_whole("top", top)]
+    df = _frame(cfg[order], res[order])
     df["why"] = _why(df)
     df.attrs.update(n_evaluated=k, n_fit=n_fit, model=model.name, chip=chip.name, cluster=cl.name)
     best = df.iloc[0]
@@ -736,7 +748,7 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
                                 zero_stage=int(best.zero_stage), recompute=best.recompute, precision=precision,
                                 cluster=cl, flash_attention=flash_attention, sequence_parallel=sequence_parallel,
                                 memory_reserve=memory_reserve, tp_overlap=tp_overlap)
-    return df if top is None else df.head(top).copy()
+    return df
 
 
 def _check_pinned(model: Model, n: int, s: int, fixed: dict) -> None:
@@ -820,6 +832,7 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
                           **fixed).attrs["best"].config
         except ValueError as e:
             raise ValueError(f"no layout fits at the largest count ({counts[-1]:,} chips): {e}") from None
+    vecs = (_model_vec(model, seq_len), *_chip_vec(chip, cl, precision))
     for n in counts:
         gbt = gbt_of(n)
         try:
@@ -827,10 +840,7 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
                 est = search(model, chip, n, gbt, seq_len, precision=precision, cluster=cl, top=1, **fixed).attrs["best"]
                 base = est.config
             else:
-                c = base
-                est = estimate(model, chip, n, gbt, seq_len, tp=c["tp"], pp=c["pp"], cp=c["cp"], ep=c["ep"], vp=c["vp"],
-                               microbatch=c["microbatch"], zero_stage=c["zero_stage"], recompute=c["recompute"],
-                               precision=precision, cluster=cl)
+                est = _estimate_fast(model, chip, cl, n, gbt, seq_len, base, vecs)
         except ValueError as e:
             rows.append({"n_chips": n, "note": str(e)})
             continue
@@ -848,6 +858,28 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
         ref = out["tokens_per_s_per_chip"].dropna().iloc[0]
         out["efficiency"] = out["tokens_per_s_per_chip"] / ref
     return out
+
+
+def _estimate_fast(model, chip, cl, n, gbt, s, c: dict, vecs) -> TrainingEstimate:
+    """:func:`estimate` for a layout already checked by a search at another chip count, with the
+    model and chip vectors built once: only what changes with the chip count is checked here."""
+    mv, cv, notes = vecs
+    tcp = c["tp"] * c["cp"] * c["pp"]
+    if n % tcp:
+        raise ValueError(f"{n} chips do not split into tp·cp·pp = {tcp}")
+    dp = n // tcp
+    B = _batch_sequences(gbt, s)
+    if B % (dp * c["microbatch"]) or dp % c["ep"]:
+        raise ValueError(f"the batch of {B} sequences does not split over dp = {dp} × microbatch {c['microbatch']}")
+    m = B // (dp * c["microbatch"])
+    if c["vp"] > 1 and m % c["pp"]:
+        raise ValueError(f"{m} microbatches are not a multiple of pp = {c['pp']} (needed for interleaving)")
+    out = np.empty(N_RESULTS)
+    _evaluate(mv, cv, float(B), float(s), float(c["tp"]), float(c["cp"]), float(c["pp"]), float(c["vp"]), float(dp),
+              float(c["ep"]), float(c["microbatch"]), c["zero_stage"], RECOMPUTE.index(c["recompute"]),
+              c["flash_attention"], c["sequence_parallel"], 0.10, 0.0, out)
+    config = dict(c, dp=dp, global_batch_sequences=B)
+    return _to_estimate(out, model, chip, cl, n, config, mv, notes, c["flash_attention"], 0.10)
 
 
 # -- validation against published runs ----------------------------------------------------------------------

@@ -8,7 +8,6 @@ search kernel must return exactly this set of layouts with the same results.
 
 from __future__ import annotations
 
-import inspect
 import itertools
 
 import numpy as np
@@ -49,7 +48,6 @@ def reference_search(model, chip, cluster, n, B, s, precision="bf16", flash=True
     cv, _ = training._chip_vec(chip, cluster, precision)
     experts = model.moe.n_experts if model.moe is not None else 1
     evaluate = training._evaluate.py_func
-    extra = {"tp_overlap": tp_overlap} if "tp_overlap" in inspect.signature(evaluate).parameters else {}
     out = {}
     for tp, cp, pp, vp, ep, mb, zero, rec in itertools.product(*(space[k] for k in FIELDS)):
         tp, cp, pp, vp, ep, mb = (int(x) for x in (tp, cp, pp, vp, ep, mb))
@@ -60,7 +58,7 @@ def reference_search(model, chip, cluster, n, B, s, precision="bf16", flash=True
         res = np.empty(training.N_RESULTS)
         evaluate(mv=mv, c=cv, B=float(B), s=float(s), tp=float(tp), cp=float(cp), pp=float(pp), vp=float(vp),
                  dp=float(dp), ep=float(ep), mb=float(mb), zero=int(zero), rec=int(rec), flash=flash,
-                 seqpar=seqpar, reserve=reserve, out=res, **extra)
+                 seqpar=seqpar, reserve=reserve, tp_overlap=tp_overlap, out=res)
         key = (tp, cp, pp, vp, dp, ep, mb, int(zero), training.RECOMPUTE[int(rec)])
         assert key not in out
         out[key] = res

@@ -193,7 +193,7 @@ def test_roofline_every_model_phase_precision_at_the_extremes():
                         _check_view(view)
                         assert (view.data["t_s"] > 0).all()
                         rendered += 1
-    assert rendered == 9 * 3 * 4 * 2 * 2
+    assert rendered == len(c["model"].values) * 3 * 4 * 2 * 2 and len(c["model"].values) >= 9
 
 
 def test_training_cost_every_model_at_the_extremes():
