@@ -10,7 +10,8 @@ Start here::
 
 Modules, one concept each: catalogue (the TOML loader), chip, llm (model architectures),
 roofline, economics, claims, systolic (cycle-level systolic arrays), tiling (GPU tiles, TPU MXU
-padding), topology (networks, hop counts, link loads), collectives (alpha-beta models), charts,
+padding), topology (networks, hop counts, link loads), collectives (alpha-beta models), clusters
+(training networks, measured GEMM efficiency), training (memory, step time, layout search), charts,
 dashboard (the dashboard pattern), dashboards (the notebooks' dashboards), exercises, notebook
 (setup for a notebook session).
 """
