@@ -116,6 +116,20 @@ def _days_405b() -> float:
     return 15.6e12 * m.flops_per_token(8192, training=True, causal=True) / (16384 * 0.40 * chip.peak_flop_s("bf16")) / 86400
 
 
+def _nodes_per_token() -> float:
+    import math as _m
+
+    return 8 * (1 - _m.comb(224, 8) / _m.comb(256, 8))
+
+
+def _decode_bound() -> set[str]:
+    from .dashboards import moe_network_spec
+
+    view = moe_network_spec().render(tokens_per_chip=1, networks=("3D torus",))
+    row = view.data[(view.data["tokens_per_chip"] == 1.0)].iloc[0]
+    return {row["bound"]}
+
+
 EXERCISES: dict[str, Exercise] = {e.id: e for e in [
     Exercise("ridge-h100", "00", "What is the ridge point of an H100 in dense bf16, in FLOP/byte?",
              lambda: _ridge("h100"), 0.02, "Divide peak FLOP/s by memory bandwidth in bytes/s; both from ab.get_chip('h100').",
@@ -160,6 +174,15 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in [
     Exercise("days-405b", "04", "Days for 15.6T tokens of Llama 3.1 405B (8K, causal FLOPs) on 16,384 H100s at 40% MFU?",
              _days_405b, 0.03, "tokens × model.flops_per_token(8192, training=True, causal=True) ÷ "
              "(chips × MFU × peak), then seconds to days.", "days"),
+    Exercise("moe-mean-load", "05", "Mean load of one expert: 4,096 tokens, 256 experts, top-8, uniform routing?",
+             lambda: 4096 * 8 / 256, 0.0, "Every token makes k assignments; they spread over E experts.", "assignments"),
+    Exercise("moe-nodes-per-token", "05", "Mean number of nodes (of 8, 32 experts each) a token reaches with 256 "
+             "experts, top-8, uniform routing and no node limit?", _nodes_per_token, 0.01,
+             "A node is missed when all 8 picks avoid its 32 experts: C(224, 8) / C(256, 8). Sum over 8 nodes.",
+             "nodes"),
+    Exercise("moe-decode-bound", "05", "One token per chip on the 1,024-chip 3D torus (defaults of the network "
+             "dashboard): is the all-to-all 'latency' or 'bandwidth' bound?", _decode_bound,
+             hint="Compare 16 hops × 1 µs plus the per-message overheads with one token's 14 KB per copy ÷ link bandwidth."),
 ]}
 
 

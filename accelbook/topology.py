@@ -539,11 +539,12 @@ PRESETS = {"hgx_h100": hgx_h100, "h100_cluster": h100_cluster, "tpu_slice": tpu_
 
 # -- link load under minimal routing (Numba) -------------------------------------------------------------
 @njit(cache=True, parallel=True)
-def _link_load(indptr, indices, n_nodes, n_endpoints, dest):
+def _link_load(indptr, indices, n_nodes, n_endpoints, dest, demand):
     """Load on every directed link (CSR position) when each source sends one unit to each of its
     destinations, split equally over all shortest paths (minimal routing with ECMP).
 
-    ``dest[s] = -1``: source s sends to every other chip (uniform all-to-all); otherwise to dest[s].
+    ``dest[s] = -1``: source s sends to every other chip (uniform all-to-all); otherwise to dest[s];
+    ``dest[s] = -2``: source s sends ``demand[s, t]`` to each chip t (a traffic matrix).
     Brandes' dependency accumulation restricted to chip destinations; sources run in parallel
     chunks, each with its own buffers and load array, summed at the end.
     """
@@ -560,6 +561,10 @@ def _link_load(indptr, indices, n_nodes, n_endpoints, dest):
             if dest[s] == -1:
                 for t in range(n_endpoints):
                     wants[t] = 1.0
+                wants[s] = 0.0
+            elif dest[s] == -2:
+                for t in range(n_endpoints):
+                    wants[t] = demand[s, t]
                 wants[s] = 0.0
             else:
                 wants[dest[s]] = 1.0
@@ -593,7 +598,7 @@ def _link_load(indptr, indices, n_nodes, n_endpoints, dest):
                         f = sigma[u] / sigma[v] * (wants[v] + delta[v])
                         load[c, e] += f
                         delta[u] += f
-            if dest[s] == -1:
+            if dest[s] < 0:
                 for t in range(n_endpoints):
                     wants[t] = 0.0
             else:
@@ -604,16 +609,26 @@ def _link_load(indptr, indices, n_nodes, n_endpoints, dest):
     return out
 
 
-def link_loads(topo: Topology, traffic: str = "uniform", seed: int = 0) -> np.ndarray:
+def link_loads(topo: Topology, traffic="uniform", seed: int = 0) -> np.ndarray:
     """Flow on each directed link (in CSR order: link ``indptr[u]+i`` goes u -> indices[...]).
 
-    ``traffic``: ``"uniform"`` (every chip sends one unit to every other chip) or ``"permutation"``
-    (each chip sends one unit to one other chip of a seeded random permutation). Routing: minimal,
+    ``traffic``: ``"uniform"`` (every chip sends one unit to every other chip), ``"permutation"``
+    (each chip sends one unit to one other chip of a seeded random permutation), or a chips × chips
+    array of what each chip sends to each other (bytes, say; the diagonal is ignored). Routing: minimal,
     split equally over all shortest paths. On a torus this equals dimension-ordered routing's load
     for uniform traffic (every link of a dimension carries the same load, by symmetry); on a fat tree
     shortest paths are the up-down paths; on a dragonfly they are the minimal paths.
     """
-    if traffic == "uniform":
+    demand = np.zeros((0, 0))
+    if isinstance(traffic, np.ndarray):
+        demand = np.ascontiguousarray(traffic, dtype=np.float64)
+        if demand.shape != (topo.n_endpoints, topo.n_endpoints):
+            raise ValueError(f"a traffic matrix for {topo.name} must be {topo.n_endpoints}×{topo.n_endpoints}, "
+                             f"got {demand.shape}")
+        if not np.isfinite(demand).all() or (demand < 0).any():
+            raise ValueError("a traffic matrix must hold finite amounts >= 0")
+        dest = np.full(topo.n_endpoints, -2, dtype=np.int64)
+    elif traffic == "uniform":
         dest = np.full(topo.n_endpoints, -1, dtype=np.int64)
     elif traffic == "permutation":
         rng = np.random.default_rng(seed)
@@ -621,7 +636,7 @@ def link_loads(topo: Topology, traffic: str = "uniform", seed: int = 0) -> np.nd
     else:
         raise ValueError(f"traffic must be 'uniform' or 'permutation', got {traffic!r}")
     hop_histogram(topo)  # raises a clear error if the network is not connected
-    return _link_load(topo.indptr, topo.indices, topo.n_nodes, topo.n_endpoints, dest)
+    return _link_load(topo.indptr, topo.indices, topo.n_nodes, topo.n_endpoints, dest, demand)
 
 
 def all_to_all_load(topo: Topology) -> dict:

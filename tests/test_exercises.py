@@ -29,6 +29,9 @@ HAND = {
     "model-state-70b": 1129,   # 70.55e9 parameters x 16 bytes
     "bubble-8-32": 17.95,      # 7 / (32 + 7)
     "days-405b": 70.3,         # 15.6e12 x 3·(2·403.75e9 + 126·8192·32768) / (16384 x 0.4 x 989.4e12) / 86400
+    "moe-mean-load": 128,       # 4096 x 8 / 256
+    "moe-nodes-per-token": 5.29,  # 8 x (1 - C(224,8)/C(256,8)) = 8 x (1 - 0.338)
+    "moe-decode-bound": "latency",
 }
 
 
