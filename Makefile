@@ -59,6 +59,7 @@ test: venv browser
 	$(BIN)/python benchmarks/bench_systolic.py
 	$(BIN)/python benchmarks/bench_topology.py
 	$(BIN)/python benchmarks/bench_training.py
+	$(BIN)/python benchmarks/bench_moe.py
 
 clean:
 	rm -rf $(VENV) .numba_cache artifacts .pytest_cache .hypothesis

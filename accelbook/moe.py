@@ -4,8 +4,9 @@
 tokens each pick ``top_k`` of ``n_experts`` routed experts. Expert popularity is Zipf:
 ``p_e ∝ (e + 1)^(-skew)`` (``skew = 0`` is uniform; expert 0 is the hottest), rolled by
 ``round(b·drift)`` places in batch ``b`` (hot experts that drift). A token's affinity for expert
-``e`` is ``r_e = w_e / x_e`` with ``w_e = p_e·exp(β_e)`` and ``x_e`` Exp(1) noise; its top-k (the k
-largest ``r_e``) is a draw of k experts without replacement in proportion to ``w`` (an exponential
+``e`` is ``r_e = w_e / x_e`` with ``w_e = p_e·exp(β_e - max β)`` and ``x_e`` Exp(1) noise; its top-k
+(the k largest ``r_e``, listed best first) is a draw of k experts without replacement in proportion
+to ``w`` (an exponential
 race, the same as the Gumbel-top-k trick on ``log w_e - log x_e``; top-1 picks ``e`` with
 probability exactly ``w_e / Σw``). The bias ``β_e`` only steers selection: with ``bias_rate = γ > 0``,
 after each batch ``β_e += γ·sign(mean load - load_e)`` (DeepSeek-V3's auxiliary-loss-free
@@ -14,7 +15,9 @@ each token first keeps the ``M`` groups with the largest sum of their best ``cei
 log-affinities ``log r_e`` (ties to the lower group), then takes its top-k among those groups'
 experts (DeepSeek-V3's node-limited routing).
 With ``capacity_factor = c`` each expert takes at most ``C = ceil(c·n_tokens·k/n_experts)``
-assignments per batch, first come (in token order) first served; the rest are dropped.
+assignments per batch (the product rounded to 9 decimals first, so 1.1 × 100 is 110, not 111),
+first come first served in the order (token, rank of the pick); the rest are dropped. The
+groups histogram counts the groups of every routed pick, dropped or not.
 Shared experts take every token and are not routed.
 
 The noise is a counter-based hash, not a random stream: ``x(seed, b, t, e) = -log(u)`` with ``u``
@@ -79,68 +82,98 @@ def popularity(n_experts: int, skew: float = 0.0) -> np.ndarray:
 
 # -- the router kernel ---------------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
-def _exp_noise(key):
-    """x = -log(u), Exp(1), with u from SplitMix64 of ``key`` (see :func:`exp_noise`)."""
+def _uniform(key):
+    """u in (0, 1) from SplitMix64 of ``key`` (the noise is x = -log(u); see :func:`exp_noise`)."""
     z = key + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z = z ^ (z >> np.uint64(31))
-    u = (float(z >> np.uint64(11)) + 0.5) * (1.0 / 9007199254740992.0)
-    return -math.log(u)
+    return (float(z >> np.uint64(11)) + 0.5) * (1.0 / 9007199254740992.0)
+
+
+# Bounds that spare most logarithms: 1 - u <= -log(u) <= (1 - u)/u, so
+#   L_e = w·u/(1 - u)  <=  r_e = w/(-log u)  <=  U_e = w/(1 - u).
+# The n-th largest L is a floor for the n-th largest r; an expert whose U is below that floor cannot
+# be among the n best and needs no logarithm. SAFE absorbs rounding (it only keeps more candidates).
+_SAFE = 1.0 + 1e-9
+
+
+@njit(cache=True, inline="always")
+def _insert(v, e, top, idx, n):
+    """Insert value v (index e) into the descending top-n list if it beats the last (ties keep the earlier)."""
+    if v > top[n - 1]:
+        j = n - 1
+        while j > 0 and v > top[j - 1]:
+            top[j] = top[j - 1]
+            idx[j] = idx[j - 1]
+            j -= 1
+        top[j] = v
+        idx[j] = e
 
 
 @njit(cache=True)
-def _pick(w, kb, k, n_groups, node_limit, out):
-    """One token's top-k (module docstring): affinities r_e = w_e / x_e; node-limited first keeps
-    the node_limit groups with the largest sum of their best ceil(k/M) log-affinities."""
+def _best(w, u, lo, hi, n, top, idx, floor, fidx):
+    """The n largest affinities r_e = w_e/(-log u_e) over experts lo..hi-1, best first, into top/idx
+    (ties to the lower index). Exact; a first pass finds the floor (the n-th largest lower bound),
+    the second takes logarithms only for experts whose upper bound reaches it."""
+    for j in range(n):
+        floor[j] = -1.0
+        top[j] = -1.0
+        idx[j] = -1
+    for e in range(lo, hi):
+        if w[e] * u[e] > floor[n - 1] * (1.0 - u[e]):     # a division only for those that enter
+            _insert(w[e] * u[e] / (1.0 - u[e]), e, floor, fidx, n)
+    cut = floor[n - 1] / _SAFE
+    for e in range(lo, hi):
+        if w[e] * _SAFE < cut * (1.0 - u[e]):             # upper bound below the floor: cannot qualify
+            continue
+        _insert(w[e] / -math.log(u[e]), e, top, idx, n)
+
+
+@njit(cache=True)
+def _best_running(w, u, lo, hi, n, top, idx, allowed, n_groups_kept):
+    """As :func:`_best`, in one pass against the running n-th best (cheaper for small n); experts of
+    groups not kept (``allowed[e // per] == False``, when ``n_groups_kept`` > 0) are skipped."""
+    per = (hi - lo) // allowed.shape[0] if n_groups_kept > 0 else 1
+    for j in range(n):
+        top[j] = -1.0
+        idx[j] = -1
+    for e in range(lo, hi):
+        if n_groups_kept > 0 and not allowed[(e - lo) // per]:
+            continue
+        if w[e] * _SAFE <= top[n - 1] * (1.0 - u[e]):
+            continue
+        _insert(w[e] / -math.log(u[e]), e, top, idx, n)
+
+
+@njit(cache=True)
+def _pick(w, kb, k, n_groups, node_limit, out, u, top, best, besti, gscore, keep, floor, fidx):
+    """One token's top-k (module docstring): affinities r_e = w_e / x_e, x_e = -log(u_e); with a
+    node limit, first keep the node_limit groups with the largest sum of their best ceil(k/M)
+    log-affinities. The other arguments are scratch buffers."""
     E = w.shape[0]
-    r = np.empty(E)
     for e in range(E):
-        r[e] = w[e] / _exp_noise(kb + np.uint64(e))
-    if node_limit > 0 and node_limit < n_groups:
-        per_group = E // n_groups
-        pick = (k + node_limit - 1) // node_limit
-        best = np.empty(pick)
-        gscore = np.empty(n_groups)
+        u[e] = _uniform(kb + np.uint64(e))
+    if not (node_limit > 0 and node_limit < n_groups):
+        _best(w, u, 0, E, k, top, out, floor, fidx)
+        return
+    per_group = E // n_groups
+    pick = (k + node_limit - 1) // node_limit
+    for g in range(n_groups):
+        _best_running(w, u, g * per_group, (g + 1) * per_group, pick, best, besti, keep, 0)
+        acc = 0.0
+        for j in range(pick):
+            acc += math.log(best[j])
+        gscore[g] = acc
+    for g in range(n_groups):
+        keep[g] = False
+    for m in range(node_limit):
+        bg = -1
         for g in range(n_groups):
-            for j in range(pick):
-                best[j] = -np.inf
-            for e in range(g * per_group, (g + 1) * per_group):
-                v = math.log(r[e])
-                if v > best[pick - 1]:
-                    j = pick - 1
-                    while j > 0 and v > best[j - 1]:
-                        best[j] = best[j - 1]
-                        j -= 1
-                    best[j] = v
-            acc = 0.0
-            for j in range(pick):
-                acc += best[j]
-            gscore[g] = acc
-        keep = np.zeros(n_groups, dtype=np.bool_)
-        for m in range(node_limit):
-            bg = -1
-            for g in range(n_groups):
-                if not keep[g] and (bg < 0 or gscore[g] > gscore[bg]):
-                    bg = g
-            keep[bg] = True
-        for e in range(E):
-            if not keep[e // per_group]:
-                r[e] = -1.0      # affinities are > 0: a dropped group's experts are never picked
-    # one pass keeping the k best in order (a strictly larger value displaces; ties keep the lower index)
-    top = np.full(k, -3.0)
-    for j in range(k):
-        out[j] = -1
-    for e in range(E):
-        v = r[e]
-        if v > top[k - 1]:
-            j = k - 1
-            while j > 0 and v > top[j - 1]:
-                top[j] = top[j - 1]
-                out[j] = out[j - 1]
-                j -= 1
-            top[j] = v
-            out[j] = e
+            if not keep[g] and (bg < 0 or gscore[g] > gscore[bg]):
+                bg = g
+        keep[bg] = True
+    _best_running(w, u, 0, E, k, top, out, keep, node_limit)
 
 
 @njit(cache=True, parallel=True)
@@ -157,11 +190,23 @@ def _route(logp, n_tokens, k, n_batches, seed, drift, cap, bias_rate, n_groups, 
     gseen = np.zeros(n_groups, dtype=np.int64)
     for b in range(n_batches):
         shift = int(np.round(b * drift)) % E
+        bmax = bias.max()
         for e in range(E):
-            w[e] = p[(e - shift) % E] * math.exp(bias[e])
+            w[e] = p[(e - shift) % E] * math.exp(bias[e] - bmax)   # only relative bias matters
         base = (np.uint64(seed) * np.uint64(1000003) + np.uint64(b)) * np.uint64(n_tokens)
-        for t in prange(n_tokens):
-            _pick(w, (base + np.uint64(t)) * np.uint64(E), k, n_groups, node_limit, choices[t])
+        n_chunks = min(n_tokens, 32)
+        for c in prange(n_chunks):          # each chunk of tokens with its own scratch buffers
+            u = np.empty(E)
+            top = np.empty(k)
+            best = np.empty(k)
+            besti = np.empty(k, dtype=np.int64)
+            gscore = np.empty(n_groups)
+            keep = np.zeros(n_groups, dtype=np.bool_)
+            floor = np.empty(k)
+            fidx = np.empty(k, dtype=np.int64)
+            for t in range(c * n_tokens // n_chunks, (c + 1) * n_tokens // n_chunks):
+                _pick(w, (base + np.uint64(t)) * np.uint64(E), k, n_groups, node_limit, choices[t],
+                      u, top, best, besti, gscore, keep, floor, fidx)
         count = np.zeros(E, dtype=np.int64)
         gseen[:] = -1
         for t in range(n_tokens):
@@ -269,6 +314,8 @@ def simulate_routing(n_tokens: int, n_experts: int, top_k: int, skew: float = 0.
     drift = _real("drift", drift, 0.0, float(E))
     bias_rate = _real("bias_rate", bias_rate, 0.0, 10.0)
     seed = _whole("seed", seed, 0)
+    if seed >= 2**63:
+        raise ValueError(f"seed must be below 2**63, got {seed}")
     G = _whole("n_groups", n_groups)
     if E % G:
         raise ValueError(f"n_groups = {G} must divide n_experts = {E} (equal groups of experts per node)")
@@ -282,7 +329,7 @@ def simulate_routing(n_tokens: int, n_experts: int, top_k: int, skew: float = 0.
     cap = -1
     if capacity_factor is not None:
         cf = _real("capacity_factor", capacity_factor, 0.0, 1e6, lo_open=True)
-        cap = math.ceil(cf * T * k / E)
+        cap = math.ceil(round(cf * T * k / E, 9))
     _whole("n_shared", n_shared, 0)
     p = popularity(E, skew)
     loads = np.zeros((B, E), dtype=np.int64)
@@ -332,7 +379,9 @@ def place_experts(n_experts: int, n_chips: int, scheme: str = "contiguous", hot:
     ``contiguous``: expert e on chip ``e·chips // E`` (a node holds a block of experts, as
     node-limited routing assumes); ``round_robin``: ``e mod chips``; ``replicate_hot``: contiguous,
     plus ``replicas - 1`` extra copies of each of the ``hot`` most loaded experts (by ``loads``,
-    default: expert index order) on the chips with the least load so far.
+    default: expert index order) on the chips with the least load so far. With more chips than
+    experts (a multiple of them), every expert gets chips/E copies and ``scheme``, ``hot`` and
+    ``replicas`` do not apply.
     """
     E, C = _whole("n_experts", n_experts), _whole("n_chips", n_chips)
     if scheme not in PLACEMENTS:
@@ -350,6 +399,8 @@ def place_experts(n_experts: int, n_chips: int, scheme: str = "contiguous", hot:
     hot, R = _whole("hot", hot, 0), _whole("replicas", replicas)
     if hot > E:
         raise ValueError(f"hot = {hot} exceeds the {E} experts")
+    if R > C:
+        raise ValueError(f"replicas = {R} exceeds the {C} chips: each copy needs its own chip")
     w = np.ones(E) if loads is None else np.asarray(loads, dtype=float)
     if w.shape != (E,):
         raise ValueError(f"loads must have one value per expert ({E}), got shape {w.shape}")

@@ -620,6 +620,8 @@ def link_loads(topo: Topology, traffic="uniform", seed: int = 0) -> np.ndarray:
     shortest paths are the up-down paths; on a dragonfly they are the minimal paths.
     """
     demand = np.zeros((0, 0))
+    if not isinstance(traffic, str):
+        traffic = np.asarray(traffic, dtype=np.float64)
     if isinstance(traffic, np.ndarray):
         demand = np.ascontiguousarray(traffic, dtype=np.float64)
         if demand.shape != (topo.n_endpoints, topo.n_endpoints):
