@@ -1,0 +1,365 @@
+"""Inference: prefill and decode on any catalogue chip, KV cache, TTFT, TPOT, tokens/s/user, tokens/kW, cost.
+
+One model replica runs on ``tp × pp`` chips (tensor parallel inside a stage, ``pp`` pipeline
+stages); ``n_chips / (tp·pp)`` replicas serve in parallel. ``batch_size`` is the number of
+sequences one replica decodes together.
+
+**Decode step** (one token for every sequence of the batch). The batch is split into ``pp``
+microbatches so that every stage stays busy; a stage's time for a microbatch of ``b = B/pp``
+sequences at mean context ``c`` (prompt + half the output) is a roofline per kind of operation,
+
+    t_stage = max(W/(η_mem·B_mem), b·2N_active/(η_gemm·P))              the matmuls
+            + max(b·c·KV/(η_mem·B_mem), b·2L·c·(d_qk+d_v)/(η_att·P_bf16))  attention over the cache
+            + two ring all-reduces of b·d activations per layer over tp chips
+
+per chip (weights ``W`` and FLOPs divided by ``tp·pp``; for MoE only the experts the microbatch
+touches are read). The two kinds of kernel run one after the other, so their times add. A token crosses all
+``pp`` stages: **TPOT** = ``pp·t_stage + (pp-1)·hop``, tokens/s/user = 1/TPOT, and a replica
+makes ``B / TPOT`` tokens/s. ``B_mem`` is HBM, or SRAM on chips whose weights live on-chip
+(Groq LPU, Cerebras WSE); ``η_mem`` is the share of the memory bandwidth that decode reaches.
+
+**Prefill** of one prompt of ``s`` tokens: ``s·(2·N_active + L·s·(d_qk + d_v))`` FLOPs (causal)
+at the measured GEMM efficiency, or the weights' read time if that is longer, across the ``pp``
+stages one after another, plus its all-reduces: **TTFT** at an idle server (queueing is the
+serving simulator's job, :mod:`accelbook.serving`).
+
+**Throughput** of a replica serving a batch from prompt to last token (static batching, as the
+TensorRT-LLM tables were measured): ``B·output_len / (t_prefill(B prompts) + output_len·TPOT)``,
+with the B prompts streamed through the stages, ``(B + pp - 1)·max(t_prompt, t_weights/B)``.
+
+**Power** per chip (an ESTIMATE: no per-chip power curve is published for most chips):
+``P = P_idle + (TDP - P_idle)·activity`` with ``P_idle = 0.3·TDP`` and activity the busy share of
+the binding unit (1 when compute-bound; 0.7 per unit of memory-bound time, as moving bytes draws
+less than the matrix units). tokens/kW = tokens/s / (P·chips/1000); USD per million tokens from
+the catalogue's price per chip-hour.
+
+Memory per chip: the stage's weights + its share of the KV cache must fit in ``(1 - reserve)`` of
+the chip's memory (10% reserve on HBM for activations and the runtime; none on SRAM chips, whose
+compilers place everything statically).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .chip import Chip, get_chip
+from .clusters import measured_efficiency
+from .llm import Model, bytes_per_element, get_model
+
+WEIGHT_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
+MEM_EFFICIENCY = 0.85          # share of memory bandwidth decode reaches (ESTIMATE; Azure measured 92% on GB200 HBM)
+HBM_RESERVE = 0.10
+IDLE_POWER_SHARE = 0.30        # ESTIMATE
+MEMORY_BOUND_POWER = 0.70      # ESTIMATE
+DEFAULT_HOP_S = 2e-6           # chip-to-chip hop when the catalogue has no latency (estimate-link-latency)
+DEFAULT_LINK_BYTES_S = 100e9   # ... and no link bandwidth (ESTIMATE)
+
+
+def _whole(name, v, lo=1) -> int:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
+        raise ValueError(f"{name} must be a whole number >= {lo}, got {v!r}")
+    return int(v)
+
+
+def _peak(chip: Chip, precision: str) -> float:
+    """Dense peak at the weights' precision, falling back to the nearest the vendor published."""
+    order = {"fp4": ("fp4", "fp8", "int8", "bf16", "fp16"), "fp8": ("fp8", "int8", "bf16", "fp16"),
+             "int8": ("int8", "fp8", "bf16", "fp16"), "bf16": ("bf16", "fp16"), "fp16": ("fp16", "bf16")}[precision]
+    for p in order:
+        if p in chip.peak_dense_flop_s:
+            return chip.peak_dense_flop_s[p]
+    if chip.peak_sparse_flop_s:
+        return max(chip.peak_sparse_flop_s.values()) / 2   # no dense figure: half the sparse one
+    raise ValueError(f"{chip.name} publishes no peak for {precision}")
+
+
+def _gemm_eff(chip: Chip, precision: str) -> tuple[float, str]:
+    try:
+        m, why = measured_efficiency(chip, "fp8" if precision in ("fp8", "int8", "fp4") else "bf16")
+        return m.fraction, why
+    except ValueError:
+        return 0.7, f"{chip.name}: no GEMM measurement for it or a sibling; 70% of peak ASSUMED"
+
+
+@dataclass(frozen=True)
+class InferenceEstimate:
+    model: str
+    chip: str
+    n_chips: int
+    config: dict
+    ttft_s: float
+    tpot_s: float
+    tokens_per_s: float              # output tokens/s, all replicas
+    tokens_per_s_per_user: float
+    tokens_per_s_per_chip: float
+    kv_cache_bytes: float            # per replica, the whole batch at full context
+    max_batch_size: int              # per replica
+    fits: bool
+    memory_per_chip_bytes: float
+    memory_capacity_bytes: float
+    power_w_per_chip: float | None
+    tokens_per_s_per_kw: float | None
+    usd_per_million_tokens: float | None
+    decode_bound: str
+    prefill_bound: str
+    breakdown: dict = field(repr=False, default_factory=dict)
+    assumptions: tuple[str, ...] = field(repr=False, default=())
+
+    def why_not_fit(self) -> str:
+        if self.fits:
+            return ""
+        return (f"does not fit: {self.memory_per_chip_bytes / 1e9:.1f} GB per chip needed, "
+                f"{self.memory_capacity_bytes / 1e9:.1f} GB usable; at most batch {self.max_batch_size} "
+                "per replica fits" if self.max_batch_size > 0 else
+                f"does not fit: the weights alone need {self.breakdown['weights_per_chip_bytes'] / 1e9:.2f} GB per "
+                f"chip of {self.memory_capacity_bytes / 1e9:.2f} GB usable; use more chips")
+
+
+def _allreduce_s(nbytes: float, p: int, bw: float, hop: float) -> float:
+    if p <= 1:
+        return 0.0
+    return 2 * (p - 1) * hop + 2 * (p - 1) / p * nbytes / bw
+
+
+def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int, input_len: int, output_len: int,
+             precision: str = "bf16", tp: int | None = None, pp: int = 1, kv_precision: str | None = None,
+             mem_efficiency: float = MEM_EFFICIENCY, hop_latency_s: float | None = None,
+             price_usd_per_hour: float | None = None) -> InferenceEstimate:
+    """TTFT, TPOT, tokens/s (total, per user, per chip), KV cache, the largest batch that fits,
+    power, tokens/kW and USD per million output tokens for one layout (module docstring)."""
+    model = model if isinstance(model, Model) else get_model(model)
+    chip = chip if isinstance(chip, Chip) else get_chip(chip)
+    n = _whole("n_chips", n_chips)
+    B = _whole("batch_size", batch_size)
+    s_in, s_out = _whole("input_len", input_len), _whole("output_len", output_len)
+    if precision not in WEIGHT_PRECISIONS:
+        raise ValueError(f"precision must be one of {WEIGHT_PRECISIONS}, got {precision!r}")
+    kv_precision = kv_precision or ("fp8" if precision in ("fp8", "fp4", "int8") else "bf16")
+    pp = _whole("pp", pp)
+    if tp is None:
+        tp = n // pp
+    tp = _whole("tp", tp)
+    if n % (tp * pp):
+        raise ValueError(f"n_chips = {n} is not a whole number of replicas of tp·pp = {tp}·{pp} = {tp * pp} chips")
+    if pp > model.n_layers:
+        raise ValueError(f"pp = {pp} exceeds the {model.n_layers} layers of {model.name}")
+    if not (isinstance(mem_efficiency, numbers.Real) and 0 < mem_efficiency <= 1):
+        raise ValueError(f"mem_efficiency must be a fraction in (0, 1], got {mem_efficiency!r}")
+    replicas = n // (tp * pp)
+    mem_bw, mem_cap = chip.memory_bw_bytes_per_s, chip.memory_bytes
+    if mem_bw is None or mem_cap is None:
+        raise ValueError(f"{chip.name} publishes no memory capacity or bandwidth")
+    sram = chip.hbm_bytes is None
+    usable = mem_cap * (1.0 if sram else 1.0 - HBM_RESERVE)
+    peak = _peak(chip, precision)
+    eta, why_eta = _gemm_eff(chip, precision)
+    try:
+        eta_att = measured_efficiency(chip, "attention")[0].fraction
+    except ValueError:
+        eta_att = 0.75 * eta
+    peak_att = _peak(chip, "bf16" if precision != "fp16" else "fp16")
+    hop = hop_latency_s if hop_latency_s is not None else (chip.link_latency_s or DEFAULT_HOP_S)
+    link = (chip.link_bw_bytes_per_s / (2 if chip.link_bw_direction == "bidirectional" else 1)
+            if chip.link_bw_bytes_per_s else DEFAULT_LINK_BYTES_S)
+    bpe, kvb = bytes_per_element(precision), model.kv_cache_bytes_per_token(kv_precision)
+    L, d = model.n_layers, model.d_model
+    d_qk, d_v = model.attention_dim
+    kv_split = min(tp, model.kv_heads) if model.mla is None else 1   # K/V heads shared out, replicated beyond
+    # -- memory
+    w_chip = model.params * bpe / (tp * pp)
+    kv_tok_chip = kvb / (kv_split * pp)
+    ctx_full = s_in + s_out
+    mem_chip = w_chip + B * ctx_full * kv_tok_chip
+    max_batch = max(0, int((usable - w_chip) // (ctx_full * kv_tok_chip)))
+    # -- decode
+    b = B / pp                                          # a microbatch per stage
+    c = s_in + s_out / 2
+    n_act = model.matmul_params_active
+    w_read = model.params * bpe
+    if model.moe is not None:                            # experts a microbatch touches, expected
+        mo = model.moe
+        touched = 1 - (1 - mo.top_k / mo.n_experts) ** max(b, 1.0)
+        expert_bytes = model.n_moe_layers * mo.n_experts * model._ffn_matrices(mo.d_ff_expert) * bpe
+        w_read = model.params * bpe - expert_bytes * (1 - touched)
+    # the matmuls (weights) and attention (KV cache) are different kernels: each is bound by its own
+    # roofline, and their times add (a roofline per operation, as in notebook 01)
+    gemm_mem = w_read / (tp * pp) / (mem_efficiency * mem_bw)
+    gemm_cmp = b * 2 * n_act / (tp * pp) / (eta * peak)
+    attn_mem = b * c * kv_tok_chip / (mem_efficiency * mem_bw)
+    attn_cmp = b * 2 * L * c * (d_qk + d_v) / (tp * pp) / (eta_att * peak_att)
+    t_mem = gemm_mem + attn_mem
+    t_cmp = gemm_cmp + attn_cmp
+    t_comm = (L / pp) * 2 * _allreduce_s(b * d * 2, tp, link, hop)
+    t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm
+    tpot = pp * t_stage + (pp - 1) * (hop + b * d * 2 / link)
+    # -- prefill (one prompt, idle server)
+    pf_flops = s_in * (2 * n_act + L * s_in * (d_qk + d_v)) / (tp * pp)
+    pf_cmp = s_in * 2 * n_act / (tp * pp) / (eta * peak) + s_in * L * s_in * (d_qk + d_v) / (tp * pp) / (eta_att * peak_att)
+    pf_mem = (model.params * bpe / (tp * pp)) / (mem_efficiency * mem_bw)
+    pf_comm = (L / pp) * 2 * _allreduce_s(s_in * d * 2, tp, link, hop)
+    ttft = pp * (max(pf_cmp, pf_mem) + pf_comm) + (pp - 1) * (hop + s_in * d * 2 / link)
+    # -- throughput (static batching: prefill the batch, then decode it)
+    # B prompts stream through the pp stages: (B + pp - 1) stage-slots, weights read once per batch
+    pf_batch = (B + pp - 1) * max(pf_cmp, pf_mem / B) + B * pf_comm
+    replica_tps = B * s_out / (pf_batch + s_out * tpot)
+    tps = replicas * replica_tps
+    # -- power and cost
+    bound = "memory" if t_mem >= t_cmp else "compute"
+    power = None
+    if chip.tdp_w is not None:
+        activity = (t_cmp / t_stage) if bound == "compute" else MEMORY_BOUND_POWER * (t_mem / t_stage)
+        power = chip.tdp_w * (IDLE_POWER_SHARE + (1 - IDLE_POWER_SHARE) * min(1.0, activity))
+    tpk = None if power is None else tps / (power * n / 1000)
+    price = price_usd_per_hour if price_usd_per_hour is not None else chip.price_usd_per_hour
+    usd = None if price is None else price * n / 3600 / tps * 1e6
+    assumptions = (
+        why_eta,
+        f"decode reaches {mem_efficiency:.0%} of the memory bandwidth (ESTIMATE)",
+        f"chip-to-chip hop {hop * 1e6:.1f} µs, link {link / 1e9:.0f} GB/s per direction"
+        + ("" if chip.link_latency_s and chip.link_bw_bytes_per_s else " (ESTIMATE: not in the catalogue)"),
+        "power: 30% of TDP idle, up to TDP when compute-bound, 70% of the dynamic range when memory-bound (ESTIMATE)",
+        "throughput: static batching (prefill the batch, then decode it); TTFT at an idle server",
+    )
+    return InferenceEstimate(
+        model=model.name, chip=chip.name, n_chips=n,
+        config=dict(tp=tp, pp=pp, replicas=replicas, batch_size=B, input_len=s_in, output_len=s_out,
+                    precision=precision, kv_precision=kv_precision),
+        ttft_s=ttft, tpot_s=tpot, tokens_per_s=tps, tokens_per_s_per_user=1 / tpot, tokens_per_s_per_chip=tps / n,
+        kv_cache_bytes=B * ctx_full * kvb, max_batch_size=max_batch, fits=mem_chip <= usable,
+        memory_per_chip_bytes=mem_chip, memory_capacity_bytes=usable, power_w_per_chip=power,
+        tokens_per_s_per_kw=tpk, usd_per_million_tokens=usd, decode_bound=bound,
+        prefill_bound="compute" if pf_cmp >= pf_mem else "memory",
+        breakdown=dict(decode_memory_s=t_mem, decode_compute_s=t_cmp, decode_comm_s=t_comm, stage_s=t_stage,
+                       decode_gemm_s=max(gemm_mem, gemm_cmp), decode_attention_s=max(attn_mem, attn_cmp),
+                       prefill_compute_s=pf_cmp, prefill_memory_s=pf_mem, prefill_comm_s=pf_comm,
+                       weights_per_chip_bytes=w_chip, kv_per_chip_bytes=B * ctx_full * kv_tok_chip),
+        assumptions=assumptions,
+    )
+
+
+def min_chips(model: Model | str, chip: Chip | str, precision: str = "bf16") -> int:
+    """Fewest chips whose memory holds the weights (no KV cache): how many LPUs a 70B model needs."""
+    model = model if isinstance(model, Model) else get_model(model)
+    chip = chip if isinstance(chip, Chip) else get_chip(chip)
+    cap = chip.memory_bytes * (1.0 if chip.hbm_bytes is None else 1 - HBM_RESERVE)
+    return math.ceil(model.params * bytes_per_element(precision) / cap)
+
+
+def _layouts(n: int, n_layers: int, max_tp: int = 64):
+    for pp in [p for p in range(1, n + 1) if n % p == 0 and p <= n_layers]:
+        for tp in [t for t in range(1, min(max_tp, n // pp) + 1) if (n // pp) % t == 0]:
+            yield tp, pp
+
+
+def sweep(model, chip, n_chips: int, input_len: int, output_len: int, precision: str = "bf16",
+          batches=None, max_tp: int = 64, **kw) -> pd.DataFrame:
+    """Every (tp, pp, batch) that fits on ``n_chips``: one row each, for the frontier and the search."""
+    model = model if isinstance(model, Model) else get_model(model)
+    chip = chip if isinstance(chip, Chip) else get_chip(chip)
+    rows = []
+    for tp, pp in _layouts(_whole("n_chips", n_chips), model.n_layers, max_tp):
+        first = estimate(model, chip, n_chips, 1, input_len, output_len, precision, tp=tp, pp=pp, **kw)
+        if first.max_batch_size < 1:
+            continue
+        bs = batches if batches is not None else sorted({2**k for k in range(0, 13)} | {first.max_batch_size})
+        for B in bs:
+            if B > first.max_batch_size or B < 1:
+                continue
+            e = estimate(model, chip, n_chips, int(B), input_len, output_len, precision, tp=tp, pp=pp, **kw)
+            rows.append({"chip": chip.name, "tp": tp, "pp": pp, "replicas": e.config["replicas"], "batch": int(B),
+                         "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "tokens_per_s_per_user": e.tokens_per_s_per_user,
+                         "tokens_per_s_per_chip": e.tokens_per_s_per_chip, "tokens_per_s": e.tokens_per_s,
+                         "tokens_per_s_per_kw": e.tokens_per_s_per_kw, "usd_per_million_tokens": e.usd_per_million_tokens,
+                         "decode_bound": e.decode_bound})
+    return pd.DataFrame(rows)
+
+
+def max_throughput(model, chip, n_chips: int, input_len: int, output_len: int, precision: str = "bf16",
+                   tpot_target_s: float | None = None, ttft_target_s: float | None = None, **kw) -> InferenceEstimate:
+    """The layout and batch with the most tokens/s per chip that fit (and meet the targets, if given)."""
+    df = sweep(model, chip, n_chips, input_len, output_len, precision, **kw)
+    if df.empty:
+        m = model if isinstance(model, Model) else get_model(model)
+        raise ValueError(f"{m.name} does not fit on {n_chips} × {get_chip(chip).name if isinstance(chip, str) else chip.name} "
+                         f"at {precision}: at least {min_chips(m, chip, precision)} chips hold the weights")
+    ok = df
+    if tpot_target_s is not None:
+        ok = ok[ok["tpot_s"] <= tpot_target_s]
+    if ttft_target_s is not None:
+        ok = ok[ok["ttft_s"] <= ttft_target_s]
+    if ok.empty:
+        raise ValueError(f"no layout meets the targets (TPOT ≤ {tpot_target_s}, TTFT ≤ {ttft_target_s}); the fastest "
+                         f"TPOT that fits is {df['tpot_s'].min() * 1e3:.1f} ms")
+    r = ok.loc[ok["tokens_per_s_per_chip"].idxmax()]
+    return estimate(model, chip, n_chips, int(r.batch), input_len, output_len, precision, tp=int(r.tp), pp=int(r.pp), **kw)
+
+
+def pareto(df: pd.DataFrame, x: str = "tokens_per_s_per_user", y: str = "tokens_per_s_per_chip") -> pd.DataFrame:
+    """The points no other point beats on both ``x`` and ``y`` (higher is better), sorted by ``x``."""
+    d = df.sort_values([x, y], ascending=[False, False])
+    best = -np.inf
+    keep = []
+    for i, v in zip(d.index, d[y]):
+        if v > best:
+            keep.append(i)
+            best = v
+    return df.loc[keep].sort_values(x)
+
+
+def frontier(model, chips: dict, input_len: int, output_len: int, precision: str = "bf16", **kw) -> pd.DataFrame:
+    """Throughput against interactivity: for each ``{label: (chip, n_chips)}``, the Pareto front of
+    tokens/s per chip against tokens/s per user over every layout and batch that fits."""
+    frames = []
+    for label, (chip, n) in chips.items():
+        df = sweep(model, chip, n, input_len, output_len, precision, **kw)
+        if df.empty:
+            continue
+        frames.append(pareto(df).assign(system=label))
+    if not frames:
+        raise ValueError("the model fits on none of these systems")
+    return pd.concat(frames, ignore_index=True)
+
+
+# -- validation against published results ---------------------------------------------------------------
+_RUN_KEYS = {"name", "model", "chip", "n_chips", "batch", "input_len", "output_len", "precision", "metric", "reported",
+             "role"}
+METRICS = ("tokens_per_s_per_chip", "ttft_ms", "tokens_per_s_per_user")
+
+
+def published_results(path=None) -> dict:
+    from .catalogue import DATA_DIR, CatalogueError, _check_keys, load_sources, parse_quantity, read_table_file
+
+    path = path or DATA_DIR / "inference_runs.toml"
+    sources = load_sources()
+    out = {}
+    for rid, e in read_table_file(path).items():
+        _check_keys(path, rid, e, required=_RUN_KEYS, optional={"tp", "pp"})
+        if e["metric"] not in METRICS or e["role"] not in ("target", "context"):
+            raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, role 'target' or 'context'")
+        q = parse_quantity(path, rid, "reported", e["reported"], "count", sources)
+        out[rid] = dict(e, reported_value=q.value, reported_provenance=q.provenance)
+    return out
+
+
+def validation_table(path=None) -> pd.DataFrame:
+    """Predicted against reported for every published result, from its stated configuration."""
+    rows = []
+    for rid, e in published_results(path).items():
+        try:
+            est = estimate(e["model"], e["chip"], e["n_chips"], e["batch"], e["input_len"], e["output_len"],
+                           e["precision"], tp=e.get("tp"), pp=e.get("pp", 1))
+        except ValueError as err:
+            rows.append({"id": rid, "result": e["name"], "role": e["role"], "note": f"not evaluated: {err}"})
+            continue
+        pred = {"tokens_per_s_per_chip": est.tokens_per_s_per_chip, "ttft_ms": est.ttft_s * 1e3,
+                "tokens_per_s_per_user": est.tokens_per_s_per_user}[e["metric"]]
+        rep = e["reported_value"]
+        rows.append({"id": rid, "result": e["name"], "role": e["role"], "metric": e["metric"], "reported": rep,
+                     "predicted": pred, "error": pred / rep - 1, "decode_bound": est.decode_bound, "fits": est.fits,
+                     "source": e["reported_provenance"].source.title, "note": est.why_not_fit()})
+    return pd.DataFrame(rows)
