@@ -529,3 +529,53 @@ def crossover_chart(sweep: pd.DataFrame, tokens_per_chip: float, title: str = ""
     return Figure.from_template(_template_crossover(), title=title,
                                 sweep=s[["network", "tokens_per_chip", "time_us", "bound", "peers", "diameter"]],
                                 here=pd.DataFrame({"tokens_per_chip": [float(tokens_per_chip)]}))
+
+
+# -- inference (notebooks 06 and 07) ---------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _template_batch_sweep() -> dict:
+    x = alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title="batch (sequences per replica)")
+    tpot = alt.Chart(_data("sweep")).mark_line(point=True, color="#d62728").encode(
+        x=x, y=alt.Y("tpot_ms:Q", title="time per output token (ms)"),
+        tooltip=["batch:Q", alt.Tooltip("tpot_ms:Q", format=".2f"), "decode_bound:N"])
+    tput = alt.Chart(_data("sweep")).mark_line(point=True, color="#1f77b4").encode(
+        x=x, y=alt.Y("tokens_per_s_per_chip:Q", title="output tokens/s per chip"),
+        tooltip=["batch:Q", alt.Tooltip("tokens_per_s_per_chip:Q", format=",.0f"), "decode_bound:N"])
+    here = alt.Chart(_data("here")).mark_rule(strokeDash=[4, 4], color="black").encode(x=x)
+    cap = alt.Chart(_data("cap")).mark_rule(color="#ff7f0e", size=2).encode(
+        x=x, tooltip=[alt.Tooltip("batch:Q", title="largest batch that fits")])
+    return alt.hconcat(alt.layer(tpot, here, cap).properties(width=260, height=220),
+                       alt.layer(tput, here, cap).properties(width=260, height=220)).to_dict()
+
+
+def batch_sweep_chart(sweep: pd.DataFrame, batch: int, max_batch: int, title: str = "") -> Figure:
+    """TPOT and tokens/s per chip against batch: the latency-throughput trade of decode; the chosen
+    batch dashed, the largest batch that fits in memory in orange."""
+    s = sweep.assign(tpot_ms=sweep["tpot_s"] * 1e3)
+    return Figure.from_template(_template_batch_sweep(), title=title,
+                                sweep=s[["batch", "tpot_ms", "tokens_per_s_per_chip", "decode_bound"]],
+                                here=pd.DataFrame({"batch": [float(batch)]}),
+                                cap=pd.DataFrame({"batch": [float(max(max_batch, 1))]}))
+
+
+@functools.lru_cache(maxsize=2)
+def _template_frontier(per: str) -> dict:
+    y = {"chip": ("tokens_per_s_per_chip", "output tokens/s per chip"),
+         "kw": ("tokens_per_s_per_kw", "output tokens/s per kW (power ESTIMATE)")}[per]
+    x = alt.X("tokens_per_s_per_user:Q", scale=alt.Scale(type="log"), title="tokens/s per user (interactivity)")
+    line = alt.Chart(_data("front")).mark_line(point=True).encode(
+        x=x, y=alt.Y(f"{y[0]}:Q", scale=alt.Scale(type="log"), title=y[1]),
+        color=alt.Color("system:N", title=None, legend=alt.Legend(orient="bottom", columns=2)),
+        tooltip=["system:N", alt.Tooltip("tokens_per_s_per_user:Q", format=",.0f"), alt.Tooltip(f"{y[0]}:Q", format=",.1f"),
+                 "tp:Q", "pp:Q", "batch:Q"])
+    target = alt.Chart(_data("target")).mark_rule(strokeDash=[4, 4], color="black").encode(x=x)
+    return alt.layer(line, target).properties(width=WIDTH, height=300).to_dict()
+
+
+def frontier_chart(front: pd.DataFrame, target_tps_user: float, per: str = "chip", title: str = "") -> Figure:
+    """Throughput against interactivity, one Pareto front per system; the per-user target dashed."""
+    col = "tokens_per_s_per_chip" if per == "chip" else "tokens_per_s_per_kw"
+    f = front.dropna(subset=[col])
+    return Figure.from_template(_template_frontier(per), title=title,
+                                front=f[["system", "tokens_per_s_per_user", col, "tp", "pp", "batch"]],
+                                target=pd.DataFrame({"tokens_per_s_per_user": [float(target_tps_user)]}))

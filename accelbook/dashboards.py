@@ -752,3 +752,122 @@ def moe_network_spec() -> DashboardSpec:
 
 
 ALL_SPECS = ALL_SPECS + (moe_routing_spec, moe_network_spec)
+
+
+# -- 06 and 07: inference -------------------------------------------------------------------------------
+from . import inference  # noqa: E402
+
+
+def _memory_chip_options() -> list[tuple[str, str]]:
+    return [(c.name, c.id) for c in all_chips() if c.memory_bytes is not None and c.memory_bw_bytes_per_s is not None
+            and not c.id.endswith("lpx")]
+
+
+def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, precision) -> View:
+    if n_chips % tp:
+        raise ValueError(f"{n_chips} chips do not split into replicas of tp = {tp}")
+    e = inference.estimate(model, chip, n_chips, batch, input_len, output_len, precision, tp=tp)
+    sw = inference.sweep(model, chip, n_chips, input_len, output_len, precision,
+                         batches=[2**k for k in range(0, 13)], max_tp=tp)
+    sw = sw[(sw["tp"] == tp) & (sw["pp"] == n_chips // tp // e.config["replicas"])]
+    if sw.empty:
+        raise ValueError(e.why_not_fit() or "no batch fits")
+    fig = charts.batch_sweep_chart(sw, batch, e.max_batch_size,
+                                   title=f"{e.model} on {n_chips} × {e.chip}, TP{tp}, {input_len:,} in / {output_len:,} out")
+    pw = (f"{e.power_w_per_chip:,.0f} W per chip (estimate), {e.tokens_per_s_per_kw:,.0f} tokens/s per kW"
+          if e.power_w_per_chip else "no published TDP, so no power figure")
+    usd = f"USD {e.usd_per_million_tokens:.2f} per million output tokens" if e.usd_per_million_tokens else "no published price"
+    fit = "fits" if e.fits else f"**{e.why_not_fit()}**"
+    summary = (f"TTFT **{fmt_si(e.ttft_s, 's')}** (idle server), TPOT **{fmt_si(e.tpot_s, 's')}** = "
+               f"**{e.tokens_per_s_per_user:,.0f} tokens/s per user**, **{e.tokens_per_s_per_chip:,.0f} tokens/s per chip** "
+               f"({e.decode_bound}-bound decode, {e.prefill_bound}-bound prefill). KV cache {fmt_si(e.kv_cache_bytes, 'B')} "
+               f"per replica; the largest batch that fits is {e.max_batch_size:,}; {fit}. {pw}; {usd}.")
+    b = e.breakdown
+    table = pd.DataFrame({"part": ["decode: matmuls", "decode: attention over the KV cache", "decode: all-reduces",
+                                   "prefill (one prompt): compute", "prefill: weights read"],
+                          "time": [fmt_si(b[k], "s") for k in ("decode_gemm_s", "decode_attention_s", "decode_comm_s",
+                                                                "prefill_compute_s", "prefill_memory_s")]})
+    return View(sw, fig, summary, table=table)
+
+
+@functools.lru_cache(maxsize=1)
+def inference_spec() -> DashboardSpec:
+    return DashboardSpec(
+        name="inference",
+        description="Decode latency against throughput as the batch grows, and what fits in memory.",
+        controls={
+            "model": Choice("model", _model_options(), "llama-3.1-70b"),
+            "chip": Choice("chip", _memory_chip_options(), "h200"),
+            "n_chips": LogSlider("chips", 0, 10, 8),
+            "tp": LogSlider("tensor parallel", 0, 10, 8),
+            "batch": LogSlider("batch", 0, 12, 64),
+            "input_len": LogSlider("input tokens", 4, 17, 2048),
+            "output_len": LogSlider("output tokens", 0, 14, 256),
+            "precision": Choice("weights", inference.WEIGHT_PRECISIONS, "fp8"),
+        },
+        view=inference_view,
+    )
+
+
+FRONTIER_SYSTEMS = {   # label -> (chip id, chips): 8-GPU servers, and enough SRAM chips to hold a 70B model
+    "8 × H100": ("h100", 8), "8 × H200": ("h200", 8), "8 × B200": ("b200", 8), "8 × MI300X": ("mi300x", 8),
+    "8 × TPU v6e": ("tpu-v6e", 8), "12 × Inferentia2": ("inferentia2", 12),
+    "640 × Groq LPU v1": ("groq-lpu-v1", 640), "320 × Groq LP30": ("groq-lp30", 320),
+    "4 × Cerebras CS-3": ("cerebras-cs3", 4), "8 × custom ASIC (what-if)": ("custom-asic", 8),
+}
+
+
+@functools.lru_cache(maxsize=64)
+def _frontier_one(model, label, input_len, output_len, precision) -> pd.DataFrame:
+    chip, n = FRONTIER_SYSTEMS[label]
+    try:
+        return inference.frontier(model, {label: (chip, n)}, input_len, output_len, precision)
+    except ValueError:
+        return pd.DataFrame()
+
+
+def frontier_view(model, systems, input_len, output_len, precision, target_tps_user, per="chip") -> View:
+    if not systems:
+        raise ValueError("pick at least one system")
+    parts = {s: _frontier_one(model, s, input_len, output_len, precision) for s in systems}
+    missing = [s for s, f in parts.items() if f.empty]
+    front = pd.concat([f for f in parts.values() if not f.empty], ignore_index=True) if len(missing) < len(parts) \
+        else pd.DataFrame()
+    if front.empty:
+        raise ValueError(f"{model} at {precision} fits on none of these systems")
+    fig = charts.frontier_chart(front, target_tps_user, per, title=f"{model}, {input_len:,} in / {output_len:,} out, {precision}")
+    lines = ["| system | best tokens/s per chip at the target | per kW | USD per M tokens | layout |", "|---|---|---|---|---|"]
+    for s, f in parts.items():
+        ok = f[f["tokens_per_s_per_user"] >= target_tps_user] if not f.empty else f
+        if ok.empty:
+            lines.append(f"| {s} | cannot reach {target_tps_user:,.0f} tokens/s per user | | | |")
+            continue
+        r = ok.loc[ok["tokens_per_s_per_chip"].idxmax()]
+        kw = f"{r.tokens_per_s_per_kw:,.0f}" if pd.notna(r.tokens_per_s_per_kw) else "—"
+        usd = f"{r.usd_per_million_tokens:.2f}" if pd.notna(r.usd_per_million_tokens) else "—"
+        lines.append(f"| {s} | {r.tokens_per_s_per_chip:,.0f} | {kw} | {usd} | TP{r.tp} PP{r.pp} batch {r.batch} |")
+    summary = (f"At **{target_tps_user:,.0f} tokens/s per user**:\n\n" + "\n".join(lines)
+               + ("" if not missing else f"\n\nDoes not fit: {', '.join(missing)}."))
+    return View(front[["system", "tokens_per_s_per_user", "tokens_per_s_per_chip"]], fig, summary)
+
+
+@functools.lru_cache(maxsize=1)
+def frontier_spec() -> DashboardSpec:
+    return DashboardSpec(
+        name="frontier",
+        description="Tokens/s per chip against tokens/s per user: GPUs, TPUs, LPUs, wafers, Inferentia.",
+        controls={
+            "model": Choice("model", _model_options(), "llama-2-70b"),
+            "systems": Choice("systems", tuple(FRONTIER_SYSTEMS),
+                              ("8 × H200", "8 × B200", "640 × Groq LPU v1", "320 × Groq LP30", "4 × Cerebras CS-3"), multi=True),
+            "input_len": LogSlider("input tokens", 4, 15, 1024),
+            "output_len": LogSlider("output tokens", 4, 14, 256),
+            "precision": Choice("weights", inference.WEIGHT_PRECISIONS, "fp8"),
+            "target_tps_user": LogSlider("target tokens/s per user", 3, 12, 256),
+            "per": Choice("per", ("chip", "kw"), "chip"),
+        },
+        view=frontier_view,
+    )
+
+
+ALL_SPECS = ALL_SPECS + (inference_spec, frontier_spec)

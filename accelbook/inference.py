@@ -162,7 +162,10 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
         eta_att = measured_efficiency(chip, "attention")[0].fraction
     except ValueError:
         eta_att = 0.75 * eta
-    peak_att = _peak(chip, "bf16" if precision != "fp16" else "fp16")
+    try:      # attention runs in 16-bit; a chip that publishes only 8-bit peaks is taken at that rate
+        peak_att = _peak(chip, "bf16" if precision != "fp16" else "fp16")
+    except ValueError:
+        peak_att = peak
     hop = hop_latency_s if hop_latency_s is not None else (chip.link_latency_s or DEFAULT_HOP_S)
     link = (chip.link_bw_bytes_per_s / (2 if chip.link_bw_direction == "bidirectional" else 1)
             if chip.link_bw_bytes_per_s else DEFAULT_LINK_BYTES_S)
