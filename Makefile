@@ -60,6 +60,7 @@ test: venv browser
 	$(BIN)/python benchmarks/bench_topology.py
 	$(BIN)/python benchmarks/bench_training.py
 	$(BIN)/python benchmarks/bench_moe.py
+	$(BIN)/python benchmarks/bench_serving.py
 
 clean:
 	rm -rf $(VENV) .numba_cache artifacts .pytest_cache .hypothesis

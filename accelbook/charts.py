@@ -579,3 +579,31 @@ def frontier_chart(front: pd.DataFrame, target_tps_user: float, per: str = "chip
     return Figure.from_template(_template_frontier(per), title=title,
                                 front=f[["system", "tokens_per_s_per_user", col, "tp", "pp", "batch"]],
                                 target=pd.DataFrame({"tokens_per_s_per_user": [float(target_tps_user)]}))
+
+
+@functools.lru_cache(maxsize=1)
+def _template_serving() -> dict:
+    x = alt.X("rate_per_s:Q", title="offered load (requests/s)")
+    lat = alt.Chart(_data("lat")).mark_line(point=True).encode(
+        x=x, y=alt.Y("seconds:Q", scale=alt.Scale(type="log"), title="latency (s)"),
+        color=alt.Color("metric:N", title=None, legend=alt.Legend(orient="bottom")),
+        strokeDash=alt.StrokeDash("setup:N", title=None),
+        tooltip=["setup:N", "metric:N", "rate_per_s:Q", alt.Tooltip("seconds:Q", format=".3g")])
+    good = alt.Chart(_data("good")).mark_line(point=True).encode(
+        x=x, y=alt.Y("value:Q", title="requests/s"), color=alt.Color("metric:N", title=None),
+        strokeDash=alt.StrokeDash("setup:N", title=None),
+        tooltip=["setup:N", "metric:N", "rate_per_s:Q", alt.Tooltip("value:Q", format=".2f")])
+    return alt.hconcat(lat.properties(width=280, height=240), good.properties(width=240, height=240)).to_dict()
+
+
+def serving_chart(sweep: pd.DataFrame, title: str = "") -> Figure:
+    """TTFT and TBT percentiles against offered load (log scale), and throughput against goodput
+    (requests/s meeting the SLOs). ``sweep``: rows of ``serving.load_sweep`` with a ``setup`` column."""
+    s = sweep if "setup" in sweep else sweep.assign(setup="")
+    lat = s.melt(id_vars=["setup", "rate_per_s"], value_vars=["ttft_p50_s", "ttft_p99_s", "tbt_p99_s"],
+                 var_name="metric", value_name="seconds")
+    lat["metric"] = lat["metric"].map({"ttft_p50_s": "TTFT p50", "ttft_p99_s": "TTFT p99", "tbt_p99_s": "TBT p99"})
+    good = s.melt(id_vars=["setup", "rate_per_s"], value_vars=["request_rate", "goodput_req_s"],
+                  var_name="metric", value_name="value")
+    good["metric"] = good["metric"].map({"request_rate": "served", "goodput_req_s": "goodput (within SLOs)"})
+    return Figure.from_template(_template_serving(), title=title, lat=lat[lat["seconds"] > 0], good=good)

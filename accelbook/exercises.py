@@ -183,6 +183,18 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in [
     Exercise("moe-decode-bound", "05", "One token per chip on the 1,024-chip 3D torus (defaults of the network "
              "dashboard): is the all-to-all 'latency' or 'bandwidth' bound?", _decode_bound,
              hint="Compare 16 hops × 1 µs plus the per-message overheads with one token's 14 KB per copy ÷ link bandwidth."),
+    Exercise("lpu-chips-70b-int8", "07", "Groq LPU v1 chips (230 MB SRAM) to hold Llama 3.1 70B in int8?",
+             lambda: __import__("accelbook.inference", fromlist=["min_chips"]).min_chips("llama-3.1-70b", "groq-lpu-v1", "int8"),
+             0.0, "Parameters × 1 byte ÷ 230 MB, rounded up.", "chips"),
+    Exercise("spec-tokens-per-step", "07", "Tokens per verification step, acceptance 0.8, γ = 3?",
+             lambda: (1 - 0.8**4) / (1 - 0.8), 0.01, "(1 - a^(γ+1)) / (1 - a).", "tokens"),
+    Exercise("kv-bytes-70b", "06", "KV-cache bytes per token of Llama 3.1 70B in bf16 (80 layers, 8 KV heads of 128)?",
+             lambda: get_model("llama-3.1-70b").kv_cache_bytes_per_token("bf16"), 0.0,
+             "2 (K and V) × layers × KV heads × head size × 2 bytes.", "bytes"),
+    Exercise("decode-bound-b1", "06", "Decoding Llama 3.1 70B at batch 1 on one H200 in fp8: 'memory' or 'compute' bound?",
+             lambda: {__import__("accelbook.inference", fromlist=["estimate"]).estimate(
+                 "llama-3.1-70b", "h200", 1, 1, 1024, 256, "fp8").decode_bound},
+             hint="Each token multiplies every weight once: 2 FLOPs per byte of fp8 weights, far below the ridge."),
 ]}
 
 

@@ -140,6 +140,11 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     if precision not in WEIGHT_PRECISIONS:
         raise ValueError(f"precision must be one of {WEIGHT_PRECISIONS}, got {precision!r}")
     kv_precision = kv_precision or ("fp8" if precision in ("fp8", "fp4", "int8") else "bf16")
+    if kv_precision not in WEIGHT_PRECISIONS:
+        raise ValueError(f"kv_precision must be one of {WEIGHT_PRECISIONS}, got {kv_precision!r}")
+    for name, v in (("hop_latency_s", hop_latency_s), ("price_usd_per_hour", price_usd_per_hour)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0):
+            raise ValueError(f"{name} must be a number >= 0, got {v!r}")
     pp = _whole("pp", pp)
     if tp is None:
         tp = n // pp
@@ -148,7 +153,7 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
         raise ValueError(f"n_chips = {n} is not a whole number of replicas of tp·pp = {tp}·{pp} = {tp * pp} chips")
     if pp > model.n_layers:
         raise ValueError(f"pp = {pp} exceeds the {model.n_layers} layers of {model.name}")
-    if not (isinstance(mem_efficiency, numbers.Real) and 0 < mem_efficiency <= 1):
+    if isinstance(mem_efficiency, bool) or not (isinstance(mem_efficiency, numbers.Real) and 0 < mem_efficiency <= 1):
         raise ValueError(f"mem_efficiency must be a fraction in (0, 1], got {mem_efficiency!r}")
     replicas = n // (tp * pp)
     mem_bw, mem_cap = chip.memory_bw_bytes_per_s, chip.memory_bytes
@@ -180,7 +185,7 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     mem_chip = w_chip + B * ctx_full * kv_tok_chip
     max_batch = max(0, int((usable - w_chip) // (ctx_full * kv_tok_chip)))
     # -- decode
-    b = B / pp                                          # a microbatch per stage
+    b = max(B / pp, 1.0)                                # a microbatch per stage (at least one sequence)
     c = s_in + s_out / 2
     n_act = model.matmul_params_active
     w_read = model.params * bpe
@@ -249,6 +254,10 @@ def min_chips(model: Model | str, chip: Chip | str, precision: str = "bf16") -> 
     """Fewest chips whose memory holds the weights (no KV cache): how many LPUs a 70B model needs."""
     model = model if isinstance(model, Model) else get_model(model)
     chip = chip if isinstance(chip, Chip) else get_chip(chip)
+    if precision not in WEIGHT_PRECISIONS:
+        raise ValueError(f"precision must be one of {WEIGHT_PRECISIONS}, got {precision!r}")
+    if chip.memory_bytes is None:
+        raise ValueError(f"chip {chip.name} publishes no memory capacity")
     cap = chip.memory_bytes * (1.0 if chip.hbm_bytes is None else 1 - HBM_RESERVE)
     return math.ceil(model.params * bytes_per_element(precision) / cap)
 
@@ -456,3 +465,36 @@ def disaggregation(model, chip, chips_per_instance: int, input_len: int, output_
     return {"prefill_requests_per_s": prefill_rps, "decode_requests_per_s": decode_rps,
             "p_to_d": decode_rps / prefill_rps, "kv_transfer_s": kv / link_bytes_per_s, "kv_bytes": kv,
             "ttft_s": e.ttft_s + kv / link_bytes_per_s, "tpot_s": e.tpot_s, "fits": e.fits}
+
+
+# -- the serving simulator's step cost from this model ---------------------------------------------------
+def step_cost(model, chip, n_chips: int, precision: str = "fp8", tp: int | None = None, input_len: int = 1024,
+              output_len: int = 256):
+    """A :class:`accelbook.serving.StepCost` for one replica, from this module's formulas:
+    ``decode_base_s`` = reading the weights (and the all-reduce latencies) once per iteration,
+    ``decode_per_seq_s`` = one sequence's matmul FLOPs, ``decode_per_ctx_token_s`` = reading one
+    token of KV cache, ``prefill_per_token_s`` = one prompt token's FLOPs (with attention at the
+    typical prompt length). The simulator adds the terms, so at large batches it counts weight
+    reads and compute one after the other, where this module takes the larger: slightly pessimistic."""
+    from .serving import StepCost
+
+    e = estimate(model, chip, n_chips, 1, input_len, output_len, precision, tp=tp)
+    m = model if isinstance(model, Model) else get_model(model)
+    c = chip if isinstance(chip, Chip) else get_chip(chip)
+    tp_, pp = e.config["tp"], e.config["pp"]
+    peak = _peak(c, precision)
+    eta, _ = _gemm_eff(c, precision)
+    bw = c.memory_bw_bytes_per_s * MEM_EFFICIENCY
+    b = e.breakdown
+    kv_tok_chip = m.kv_cache_bytes_per_token(e.config["kv_precision"]) / (
+        (min(tp_, m.kv_heads) if m.mla is None else 1) * pp)
+    d_qk, d_v = m.attention_dim
+    per_tok = 2 * m.matmul_params_active / (tp_ * pp) / (eta * peak)
+    attn_tok = m.n_layers * input_len * (d_qk + d_v) / (tp_ * pp) / (eta * peak)
+    cap = e.memory_capacity_bytes - b["weights_per_chip_bytes"]
+    if cap <= 0:
+        raise ValueError(e.why_not_fit())
+    return StepCost(decode_base_s=b["decode_gemm_s"] * pp + b["decode_comm_s"] * pp,
+                    decode_per_seq_s=per_tok * pp, decode_per_ctx_token_s=kv_tok_chip / bw * pp,
+                    prefill_base_s=b["prefill_comm_s"] * pp, prefill_per_token_s=(per_tok + attn_tok) * pp,
+                    max_batch=max(1, e.max_batch_size), max_kv_tokens=int(cap // kv_tok_chip))

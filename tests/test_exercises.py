@@ -32,6 +32,10 @@ HAND = {
     "moe-mean-load": 128,       # 4096 x 8 / 256
     "moe-nodes-per-token": 5.29,  # 8 x (1 - C(224,8)/C(256,8)) = 8 x (1 - 0.338)
     "moe-decode-bound": "latency",
+    "lpu-chips-70b-int8": 307,  # 70.55e9 bytes / 230e6 = 306.7 -> 307
+    "spec-tokens-per-step": 2.952,   # (1 - 0.4096) / 0.2
+    "kv-bytes-70b": 327680,     # 2 x 80 x 8 x 128 x 2
+    "decode-bound-b1": "memory",
 }
 
 

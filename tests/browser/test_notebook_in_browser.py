@@ -35,7 +35,8 @@ NOTEBOOK = Path(os.environ.get("ACCELBOOK_BROWSER_NOTEBOOK", REPO_ROOT / "notebo
 SLIDER_LABEL = "batch"
 #: the other notebooks' first slider dashboards, checked the same way (drawn by Vega in the browser)
 MORE_CASES = [("02_inside_the_chip.ipynb", "M (rows of A)"), ("03_interconnects.ipynb", "message (MiB)"),
-              ("04_distributed_training.ipynb", "chips"), ("05_moe_all_to_all.ipynb", "experts")]
+              ("04_distributed_training.ipynb", "chips"), ("05_moe_all_to_all.ipynb", "experts"),
+              ("06_inference_prefill_decode.ipynb", "batch")]
 CASES = [(NOTEBOOK.name, SLIDER_LABEL)] + ([] if "ACCELBOOK_BROWSER_NOTEBOOK" in os.environ else MORE_CASES)
 DASHBOARD_CSS = ".accelbook-dashboard"  # the dashboard's VBox
 CHART_CSS = ".accelbook-chart"  # the HTML widget holding the chart as inline <svg>

@@ -1,0 +1,77 @@
+"""Serving simulator speed: the Numba event loop on 100,000 requests, and against the plain-Python reference.
+
+1. ``serving.simulate`` on 100,000 Poisson requests (lognormal prompts, mean 512, and outputs, mean
+   256) at 8 requests/s on one instance with a realistic step cost (15 ms weight read, 0.05 ms per
+   sequence, 2e-8 s per context token, 0.1 ms per prompt token, batch 256, 2,000,000 KV tokens).
+   Goal: under 1 s. Prints the time and requests per second, and the run's summary.
+2. On 2,000 of those requests: the kernel against ``tests/naive_serving.py`` (identical first-token,
+   finish and admission times and gaps asserted first), and the speed ratio; the same for the
+   disaggregated mode.
+
+Usage: python benchmarks/bench_serving.py
+A measurement, not a test: exit status 0.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from accelbook import serving as sv  # noqa: E402
+
+from naive_serving import reference_simulate  # noqa: E402
+
+GOAL_S = 1.0
+COST = sv.StepCost(decode_base_s=0.015, decode_per_seq_s=0.05e-3, decode_per_ctx_token_s=2e-8, prefill_base_s=0.0,
+                   prefill_per_token_s=0.1e-3, max_batch=256, max_kv_tokens=2_000_000)
+LENGTHS = dict(prompt=("lognormal", 512, 0.5), output=("lognormal", 256, 0.7))
+
+
+def best_of(fn, n):
+    times, out = [], None
+    for _ in range(n):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), float(np.median(times)), out
+
+
+def main() -> int:
+    t0 = time.perf_counter()
+    sv.simulate(sv.workload(10, 1.0), COST)
+    sv.simulate(sv.workload(10, 1.0), COST, disaggregated=True)
+    print(f"first calls (Numba compile or cache load): {time.perf_counter() - t0:.2f} s")
+
+    w = sv.workload(100_000, 8.0, **LENGTHS, seed=0)
+    best, med, r = best_of(lambda: sv.simulate(w, COST), 3)
+    print("1. 100,000 requests, Poisson 8/s, lognormal prompt 512 / output 256, one instance")
+    print(f"   simulate: best {best:.3f} s, median {med:.3f} s, {w.n / med:,.0f} requests/s "
+          f"(goal {GOAL_S:.0f} s: {'met' if med < GOAL_S else 'MISSED'}); {len(r.iterations):,} iterations, "
+          f"{r.output_tokens:,} tokens")
+    s = r.summary()
+    print(f"   TTFT p50/p99 {s['ttft_p50_s'] * 1e3:.0f}/{s['ttft_p99_s'] * 1e3:.0f} ms, TBT p50/p99 "
+          f"{s['tbt_p50_s'] * 1e3:.1f}/{s['tbt_p99_s'] * 1e3:.1f} ms, throughput {s['throughput_tok_s']:,.0f} tok/s, "
+          f"mean resident {s['mean_resident']:.1f}, goodput(1 s, 50 ms) {r.goodput(1.0, 0.05):.2f} req/s")
+
+    print("2. 2,000 requests: kernel vs plain-Python reference (identical results asserted)")
+    w2 = sv.workload(2000, 8.0, **LENGTHS, seed=1)
+    for label, kw in (("colocated          ", {}),
+                      ("disaggregated 1P+1D", dict(disaggregated=True, kv_bytes_per_token=131072.0,
+                                                   link_bytes_per_s=50e9))):
+        r = sv.simulate(w2, COST, **kw)
+        first, finish, admit, gaps = reference_simulate(w2.arrival_s, w2.prompt_len, w2.output_len, COST, **kw)
+        assert np.array_equal(r.first_token_s, first) and np.array_equal(r.finish_s, finish)
+        assert np.array_equal(r.admit_s, admit) and np.array_equal(np.sort(r.gaps()), np.sort(gaps))
+        t_nb, _, _ = best_of(lambda: sv.simulate(w2, COST, **kw), 5)
+        t_py, _, _ = best_of(lambda: reference_simulate(w2.arrival_s, w2.prompt_len, w2.output_len, COST, **kw), 2)
+        print(f"   {label}: numba {t_nb * 1e3:7.1f} ms, python {t_py * 1e3:7.1f} ms, ratio {t_py / t_nb:5.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,504 @@
+"""Inference model: KV cache, memory fit and min_chips by hand; decode TPOT against the memory
+roofline by hand; relations between the returned fields (per user, per chip, static batching,
+power, tokens/kW, cost); behaviour (batch, bandwidth, tp, pp, input length, MoE); sweep, search,
+Pareto front against a brute-force dominance check; the validation table; errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accelbook import inference as I
+from accelbook.catalogue import DATA_DIR
+from accelbook.chip import get_chip
+from accelbook.llm import get_model
+
+ETA_MEM = 0.85          # the docstring's share of memory bandwidth decode reaches
+HBM_USABLE = 0.9        # 10% reserve on HBM chips
+
+# Llama 3.1 70B and Llama 2 70B, from data/models.toml (both: 80 layers, 8 KV heads of 128)
+L70, KV_HEADS_70, D_HEAD_70 = 80, 8, 128
+# catalogue numbers (data/chips.toml)
+H100_HBM, H200_HBM = 80e9, 141e9
+H200_BW = 4.8e12
+LPU_SRAM = 230e6
+H200_TDP, H200_PRICE = 700.0, 10.0
+
+
+def _kv_per_token(bytes_per_el):
+    return 2 * L70 * KV_HEADS_70 * D_HEAD_70 * bytes_per_el
+
+
+def test_catalogue_numbers_used_below():
+    for mid in ("llama-3.1-70b", "llama-2-70b"):
+        m = get_model(mid)
+        assert (m.n_layers, m.kv_heads, m.d_head) == (L70, KV_HEADS_70, D_HEAD_70)
+    assert get_chip("h100").hbm_bytes == H100_HBM
+    h200 = get_chip("h200")
+    assert (h200.hbm_bytes, h200.hbm_bw_bytes_per_s, h200.tdp_w) == (H200_HBM, H200_BW, H200_TDP)
+    assert h200.price_usd_per_hour == pytest.approx(H200_PRICE)
+    lpu = get_chip("groq-lpu-v1")
+    assert lpu.hbm_bytes is None and lpu.sram_bytes == LPU_SRAM and lpu.tdp_w is None
+
+
+# -- 1. memory by hand -------------------------------------------------------------------------------
+@pytest.mark.parametrize("prec,bpe", [("bf16", 2), ("fp8", 1)])
+@pytest.mark.parametrize("B,s_in,s_out", [(1, 128, 128), (7, 2048, 512), (64, 4096, 4096)])
+def test_kv_cache_bytes_llama31_70b_gqa(prec, bpe, B, s_in, s_out):
+    e = I.estimate("llama-3.1-70b", "h200", 8, B, s_in, s_out, prec, tp=8)
+    assert e.kv_cache_bytes == pytest.approx(_kv_per_token(bpe) * B * (s_in + s_out), rel=1e-12)
+    # 2·80·8·128·2 = 327,680 bytes per token in bf16
+    if prec == "bf16":
+        assert e.kv_cache_bytes / (B * (s_in + s_out)) == pytest.approx(327_680)
+
+
+def test_kv_precision_defaults_follow_the_weights_and_can_be_set():
+    fp8 = I.estimate("llama-3.1-70b", "h200", 1, 4, 100, 100, "fp8")
+    assert fp8.kv_cache_bytes == pytest.approx(4 * 200 * _kv_per_token(1))
+    bf = I.estimate("llama-3.1-70b", "h200", 1, 4, 100, 100, "fp8", kv_precision="bf16")
+    assert bf.kv_cache_bytes == pytest.approx(4 * 200 * _kv_per_token(2))
+
+
+def _hand_max_batch(model, hbm, bpe_w, bpe_kv, tp, pp, ctx, reserve=True):
+    m = get_model(model)
+    usable = Fraction(hbm) * (Fraction(9, 10) if reserve else 1)
+    w = Fraction(m.params) * Fraction(bpe_w) / (tp * pp)
+    kv_chip = Fraction(_kv_per_token(bpe_kv)) / (min(tp, KV_HEADS_70) * pp)
+    return max(0, math.floor((usable - w) / (ctx * kv_chip)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(chip=st.sampled_from([("h100", H100_HBM), ("h200", H200_HBM)]),
+       prec=st.sampled_from([("bf16", 2), ("fp8", 1)]),
+       tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2]),
+       s_in=st.integers(1, 32768), s_out=st.integers(1, 8192))
+def test_max_batch_size_is_the_hand_formula_and_fits_flips_there(chip, prec, tp, pp, s_in, s_out):
+    (cid, hbm), (p, bpe) = chip, prec
+    want = _hand_max_batch("llama-3.1-70b", hbm, bpe, bpe, tp, pp, s_in + s_out)
+    e = I.estimate("llama-3.1-70b", cid, tp * pp, 1, s_in, s_out, p, tp=tp, pp=pp)
+    assert e.max_batch_size == want
+    assert e.memory_capacity_bytes == pytest.approx(HBM_USABLE * hbm)
+    if want >= 1:
+        assert I.estimate("llama-3.1-70b", cid, tp * pp, want, s_in, s_out, p, tp=tp, pp=pp).fits
+    assert not I.estimate("llama-3.1-70b", cid, tp * pp, want + 1, s_in, s_out, p, tp=tp, pp=pp).fits
+
+
+def test_max_batch_worked_number_h200_fp8():
+    # (0.9·141e9 − 70.55e9) / (256 · 163,840) = 1,343.4 → 1,343 sequences of 128+128 tokens
+    m = get_model("llama-3.1-70b")
+    want = math.floor((0.9 * 141e9 - m.params) / (256 * 163_840))
+    assert want == 1343
+    e = I.estimate(m, "h200", 1, 1, 128, 128, "fp8")
+    assert e.max_batch_size == want
+    assert e.breakdown["weights_per_chip_bytes"] == pytest.approx(m.params)
+
+
+def test_kv_heads_are_replicated_beyond_tp_equal_kv_heads():
+    e8 = I.estimate("llama-3.1-70b", "h100", 8, 16, 1000, 1000, "bf16", tp=8)
+    e16 = I.estimate("llama-3.1-70b", "h100", 16, 16, 1000, 1000, "bf16", tp=16)
+    kv8 = e8.memory_per_chip_bytes - get_model("llama-3.1-70b").params * 2 / 8
+    kv16 = e16.memory_per_chip_bytes - get_model("llama-3.1-70b").params * 2 / 16
+    assert kv8 == pytest.approx(16 * 2000 * _kv_per_token(2) / 8)
+    assert kv16 == pytest.approx(kv8)      # 8 KV heads cannot be split 16 ways
+
+
+def test_sram_chip_has_no_reserve():
+    e = I.estimate("llama-2-70b", "groq-lpu-v1", 640, 1, 128, 128, "fp16", tp=8, pp=80)
+    assert e.memory_capacity_bytes == LPU_SRAM
+    want = _hand_max_batch("llama-2-70b", LPU_SRAM, 2, 2, 8, 80, 256, reserve=False)
+    assert want > 0 and e.max_batch_size == want
+
+
+def test_min_chips_by_hand():
+    m = get_model("llama-2-70b")
+    want = math.ceil(m.params * 2 / LPU_SRAM)
+    assert want == 600                       # 137.95 GB of fp16 weights in 230 MB chips
+    assert I.min_chips("llama-2-70b", "groq-lpu-v1", "fp16") == want
+    assert I.min_chips(m, "h100", "bf16") == math.ceil(m.params * 2 / (0.9 * H100_HBM)) == 2
+    assert I.min_chips(m, "h100", "fp8") == 1
+
+
+# -- 2. decode at batch 1 by hand; relations between fields ----------------------------------------
+@pytest.mark.parametrize("s_in,s_out", [(128, 128), (2048, 128), (8192, 2048)])
+def test_batch1_decode_on_one_h200_is_the_memory_roofline(s_in, s_out):
+    m = get_model("llama-3.1-70b")
+    e = I.estimate(m, "h200", 1, 1, s_in, s_out, "fp8")
+    W = m.params * 1.0                       # fp8: one byte per weight
+    kv = _kv_per_token(1)
+    bw = ETA_MEM * H200_BW
+    assert e.decode_bound == "memory"
+    # bounds: the weights alone, and the weights plus a cache at full context
+    assert W / bw <= e.tpot_s <= (W + (s_in + s_out) * kv) / bw * (1 + 1e-12)
+    # and the docstring's mean context, prompt + half the output
+    assert e.tpot_s == pytest.approx((W + (s_in + s_out / 2) * kv) / bw, rel=1e-9)
+    if (s_in, s_out) == (128, 128):          # 70.55 GB / (0.85 · 4.8 TB/s) ≈ 17.3 ms
+        assert e.tpot_s == pytest.approx(0.0173, rel=0.01)
+    assert e.tokens_per_s_per_user == pytest.approx(1 / e.tpot_s, rel=1e-12)
+
+
+_fields_cases = [("llama-3.1-70b", "h200", 1, 1, 1), ("llama-3.1-70b", "h200", 8, 2, 1),
+                 ("llama-3.1-70b", "h100", 8, 8, 1), ("llama-3.1-8b", "h100", 8, 1, 1),
+                 ("mixtral-8x7b", "h200", 4, 2, 1)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=st.sampled_from(_fields_cases), B=st.integers(1, 256), s_in=st.integers(1, 8192),
+       s_out=st.integers(1, 4096))
+def test_relations_between_returned_fields(case, B, s_in, s_out):
+    model, chip, n, tp, pp = case
+    e = I.estimate(model, chip, n, B, s_in, s_out, "fp8", tp=tp, pp=pp)
+    replicas = n // (tp * pp)
+    assert e.config["replicas"] == replicas
+    assert e.tokens_per_s_per_user == pytest.approx(1 / e.tpot_s, rel=1e-12)
+    assert e.tokens_per_s_per_chip == pytest.approx(e.tokens_per_s / n, rel=1e-12)
+    # static batching: replicas·B·out / (t_prefill(B prompts) + out·TPOT), where at pp = 1 the
+    # prefill of B prompts lies between one prompt's TTFT and B of them
+    lo = replicas * B * s_out / (B * e.ttft_s + s_out * e.tpot_s)
+    hi = replicas * B * s_out / (e.ttft_s + s_out * e.tpot_s)
+    assert lo * (1 - 1e-9) <= e.tokens_per_s <= hi * (1 + 1e-9)
+    # a replica never makes more than B tokens per TPOT
+    assert e.tokens_per_s <= replicas * B / e.tpot_s * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("model,chip,n,tp", [("llama-3.1-70b", "h200", 1, 1), ("llama-3.1-70b", "h100", 8, 4),
+                                              ("llama-3.1-8b", "a100", 4, 1)])
+def test_batch1_throughput_is_one_prompt_then_output_len_tokens(model, chip, n, tp):
+    e = I.estimate(model, chip, n, 1, 512, 256, "bf16", tp=tp)
+    replicas = n // tp
+    assert e.tokens_per_s == pytest.approx(replicas * 256 / (e.ttft_s + 256 * e.tpot_s), rel=1e-9)
+
+
+def test_replicas_multiply_throughput_and_leave_latency():
+    one = I.estimate("llama-3.1-70b", "h200", 2, 32, 1024, 256, "fp8", tp=2)
+    four = I.estimate("llama-3.1-70b", "h200", 8, 32, 1024, 256, "fp8", tp=2)
+    assert four.config["replicas"] == 4
+    assert four.tokens_per_s == pytest.approx(4 * one.tokens_per_s, rel=1e-12)
+    assert four.tokens_per_s_per_chip == pytest.approx(one.tokens_per_s_per_chip, rel=1e-12)
+    assert (four.tpot_s, four.ttft_s) == (one.tpot_s, one.ttft_s)
+    assert four.kv_cache_bytes == one.kv_cache_bytes          # per replica
+
+
+# -- 3. behaviour -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("model,chip,n,prec", [("llama-3.1-70b", "h200", 1, "fp8"), ("llama-3.1-70b", "h100", 8, "bf16"),
+                                               ("llama-3.1-8b", "a100", 1, "bf16")])
+def test_larger_batch_more_tokens_per_chip_fewer_per_user_while_memory_bound(model, chip, n, prec):
+    prev = None
+    for B in (1, 2, 4, 8, 16, 32):
+        e = I.estimate(model, chip, n, B, 128, 512, prec)
+        assert e.decode_bound == "memory"
+        if prev is not None:
+            assert e.tokens_per_s_per_chip > prev.tokens_per_s_per_chip
+            assert e.tokens_per_s_per_user < prev.tokens_per_s_per_user
+        prev = e
+
+
+def _faster_hbm(chip, factor=2.0):
+    c = get_chip(chip)
+    return c.what_if_variant(label="2x HBM", hbm_bw_bytes_per_s=factor * c.hbm_bw_bytes_per_s)
+
+
+@settings(max_examples=80, deadline=None)
+@given(chip=st.sampled_from(["h100", "h200", "a100", "b200"]), tp=st.sampled_from([1, 2, 4, 8]),
+       B=st.integers(1, 2048), s_in=st.integers(1, 8192), s_out=st.integers(1, 2048),
+       prec=st.sampled_from(["bf16", "fp8"]))
+def test_doubling_hbm_bandwidth_never_slows_tpot(chip, tp, B, s_in, s_out, prec):
+    base = I.estimate("llama-3.1-70b", chip, tp, B, s_in, s_out, prec, tp=tp)
+    fast = I.estimate("llama-3.1-70b", _faster_hbm(chip), tp, B, s_in, s_out, prec, tp=tp)
+    assert fast.tpot_s <= base.tpot_s * (1 + 1e-12)
+    assert fast.ttft_s <= base.ttft_s * (1 + 1e-12)
+
+
+def test_doubling_hbm_halves_a_weight_bound_tpot():
+    base = I.estimate("llama-3.1-70b", "h200", 1, 1, 128, 128, "fp8")
+    fast = I.estimate("llama-3.1-70b", _faster_hbm("h200"), 1, 1, 128, 128, "fp8")
+    assert fast.tpot_s == pytest.approx(base.tpot_s / 2, rel=1e-9)
+
+
+@pytest.mark.parametrize("chip,prec", [("h200", "fp8"), ("h100", "bf16"), ("b200", "fp8")])
+def test_more_tensor_parallelism_lowers_batch1_tpot(chip, prec):
+    tpots = [I.estimate("llama-3.1-70b", chip, tp, 1, 1024, 256, prec, tp=tp).tpot_s for tp in (1, 2, 4, 8)]
+    assert all(a > b for a, b in zip(tpots, tpots[1:])), tpots
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=st.sampled_from([("h200", 1, "fp8"), ("h100", 8, "bf16"), ("groq-lpu-v1", 640, "fp16")]),
+       s1=st.integers(1, 16384), s2=st.integers(1, 16384))
+def test_ttft_grows_with_input_length(case, s1, s2):
+    chip, n, prec = case
+    kw = dict(tp=8, pp=80) if chip == "groq-lpu-v1" else {}
+    a, b = sorted((s1, s2))
+    ta = I.estimate("llama-2-70b", chip, n, 1, a, 64, prec, **kw).ttft_s
+    tb = I.estimate("llama-2-70b", chip, n, 1, b, 64, prec, **kw).ttft_s
+    assert ta <= tb
+    if b >= 2 * a and a >= 2048:          # compute-bound prefill: strictly longer
+        assert ta < tb
+
+
+@pytest.mark.parametrize("s_in", [128, 2048, 32768])
+@pytest.mark.parametrize("pp", [2, 4])
+def test_pipeline_stages_do_not_lower_batch1_tpot(s_in, pp):
+    """A single sequence crosses every stage, one after another: splitting the layers into stages
+    cannot make its token come sooner (same tp, same total weights and cache to read)."""
+    one = I.estimate("llama-3.1-70b", "h200", 1, 1, s_in, 128, "fp8", tp=1, pp=1)
+    piped = I.estimate("llama-3.1-70b", "h200", pp, 1, s_in, 128, "fp8", tp=1, pp=pp)
+    assert piped.tpot_s >= one.tpot_s
+
+
+def test_moe_at_batch1_reads_only_the_experts_it_touches():
+    m = get_model("mixtral-8x7b")
+    e = I.estimate(m, "h200", 1, 1, 128, 128, "fp8")
+    bw = ETA_MEM * H200_BW
+    # 8 experts, 2 per token: 6 of 8 SwiGLU experts (3·d·d_ff_expert each) per layer stay unread
+    unread = m.n_layers * (8 - 2) * 3 * m.d_model * m.moe.d_ff_expert
+    assert (m.moe.n_experts, m.moe.top_k, m.ffn) == (8, 2, "swiglu")
+    kv = 2 * m.n_layers * m.kv_heads * m.d_head * 1 * (128 + 64)
+    assert e.tpot_s < m.params / bw
+    assert e.tpot_s == pytest.approx(((m.params - unread) + kv) / bw, rel=1e-6)
+
+
+def test_deepseek_v3_batch1_tpot_is_below_the_dense_read():
+    m = get_model("deepseek-v3")
+    e = I.estimate(m, "h200", 8, 1, 128, 128, "fp8", tp=8)
+    bw = ETA_MEM * H200_BW
+    assert e.fits
+    assert m.matmul_params_active / 8 / bw < e.tpot_s < m.params / 8 / bw
+    # MLA: L·(d_c + d_r) bytes per token in fp8
+    assert e.kv_cache_bytes == pytest.approx(m.n_layers * (512 + 64) * 256)
+
+
+# -- 4. power and cost --------------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(chip=st.sampled_from(["h100", "h200", "a100", "b200"]), B=st.integers(1, 4096),
+       s_in=st.integers(1, 8192), s_out=st.integers(1, 2048), tp=st.sampled_from([1, 2, 8]))
+def test_power_between_idle_and_tdp_and_tokens_per_kw(chip, B, s_in, s_out, tp):
+    c = get_chip(chip)
+    e = I.estimate("llama-3.1-8b", c, 8, B, s_in, s_out, "bf16", tp=tp)
+    assert 0.3 * c.tdp_w * (1 - 1e-12) <= e.power_w_per_chip <= c.tdp_w * (1 + 1e-12)
+    if e.decode_bound == "memory":     # moving bytes draws at most 70% of the dynamic range
+        assert e.power_w_per_chip <= c.tdp_w * (0.3 + 0.7 * 0.7) * (1 + 1e-12)
+    assert e.tokens_per_s_per_kw == pytest.approx(e.tokens_per_s / (e.power_w_per_chip * 8 / 1000), rel=1e-12)
+
+
+def test_usd_per_million_tokens_from_the_catalogue_price():
+    e = I.estimate("llama-3.1-70b", "h200", 8, 64, 1024, 256, "fp8", tp=2)
+    assert e.usd_per_million_tokens == pytest.approx(H200_PRICE * 8 / 3600 / e.tokens_per_s * 1e6, rel=1e-9)
+    own = I.estimate("llama-3.1-70b", "h200", 8, 64, 1024, 256, "fp8", tp=2, price_usd_per_hour=3.5)
+    assert own.usd_per_million_tokens == pytest.approx(3.5 * 8 / 3600 / own.tokens_per_s * 1e6, rel=1e-9)
+
+
+def test_no_tdp_or_price_gives_none():
+    e = I.estimate("llama-2-70b", "groq-lpu-v1", 640, 1, 128, 128, "fp16", tp=8, pp=80)
+    assert e.power_w_per_chip is None and e.tokens_per_s_per_kw is None and e.usd_per_million_tokens is None
+    a = I.estimate("llama-3.1-8b", "a100", 1, 1, 128, 128, "bf16")   # A100: TDP, no price
+    assert a.power_w_per_chip is not None and a.usd_per_million_tokens is None
+    priced = I.estimate("llama-2-70b", "groq-lpu-v1", 640, 1, 128, 128, "fp16", tp=8, pp=80, price_usd_per_hour=1.0)
+    assert priced.usd_per_million_tokens == pytest.approx(640 / 3600 / priced.tokens_per_s * 1e6)
+
+
+# -- 5. sweep, max_throughput, pareto, frontier --------------------------------------------------------
+@pytest.fixture(scope="module")
+def h100_sweep():
+    return I.sweep("llama-2-70b", "h100", 8, 512, 256, "bf16")
+
+
+def test_every_sweep_row_fits_and_the_layouts_are_all_there(h100_sweep):
+    df = h100_sweep
+    assert not df.empty
+    for r in df.itertuples():
+        e = I.estimate("llama-2-70b", "h100", 8, int(r.batch), 512, 256, "bf16", tp=int(r.tp), pp=int(r.pp))
+        assert e.fits
+        assert r.tokens_per_s_per_chip == pytest.approx(e.tokens_per_s_per_chip)
+        assert r.replicas * r.tp * r.pp == 8
+    # brute force: every (tp, pp) with tp·pp | 8 whose batch 1 fits, with its largest batch
+    want = set()
+    for tp in range(1, 9):
+        for pp in range(1, 9):
+            if 8 % (tp * pp) == 0:
+                e = I.estimate("llama-2-70b", "h100", 8, 1, 512, 256, "bf16", tp=tp, pp=pp)
+                if e.fits:
+                    want.add((tp, pp, e.max_batch_size))
+    got = {(int(r.tp), int(r.pp)) for r in df.itertuples()}
+    assert got == {(tp, pp) for tp, pp, _ in want}
+    for tp, pp, mb in want:
+        sub = df[(df.tp == tp) & (df.pp == pp)]
+        assert sub.batch.max() == mb
+
+
+def test_max_throughput_is_the_best_row_and_respects_the_target(h100_sweep):
+    df = h100_sweep
+    best = I.max_throughput("llama-2-70b", "h100", 8, 512, 256, "bf16")
+    assert best.tokens_per_s_per_chip == pytest.approx(df.tokens_per_s_per_chip.max())
+    assert best.fits
+    target = float(df.tpot_s.quantile(0.25))
+    ok = df[df.tpot_s <= target]
+    t = I.max_throughput("llama-2-70b", "h100", 8, 512, 256, "bf16", tpot_target_s=target)
+    assert t.tpot_s <= target
+    assert t.tokens_per_s_per_chip == pytest.approx(ok.tokens_per_s_per_chip.max())
+    assert t.tokens_per_s_per_chip <= best.tokens_per_s_per_chip
+    with pytest.raises(ValueError, match="TPOT"):
+        I.max_throughput("llama-2-70b", "h100", 8, 512, 256, "bf16", tpot_target_s=1e-6)
+
+
+def test_max_throughput_when_nothing_fits():
+    with pytest.raises(ValueError, match="does not fit"):
+        I.max_throughput("llama-3.1-405b", "h100", 1, 128, 128, "bf16")
+
+
+def _non_dominated(pairs):
+    return {p for p in pairs if not any(q[0] >= p[0] and q[1] >= p[1] and q != p for q in pairs)}
+
+
+@settings(max_examples=200, deadline=None)
+@given(pts=st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), min_size=1, max_size=40),
+       floats=st.booleans())
+def test_pareto_keeps_exactly_the_non_dominated_points(pts, floats):
+    x = np.array([p[0] for p in pts], float) * (1.37 if floats else 1)
+    y = np.array([p[1] for p in pts], float) * (0.61 if floats else 1)
+    df = pd.DataFrame({"a": x, "b": y, "tag": range(len(pts))}, index=np.arange(len(pts)) * 3 + 5)
+    front = I.pareto(df, "a", "b")
+    kept = list(zip(front.a, front.b))
+    assert set(kept) == _non_dominated(set(zip(x, y)))
+    assert list(front.a) == sorted(front.a)
+    # rows come back whole, from the input
+    for idx, r in front.iterrows():
+        assert (df.loc[idx, "a"], df.loc[idx, "b"], df.loc[idx, "tag"]) == (r.a, r.b, r.tag)
+
+
+def test_pareto_default_columns_on_a_sweep(h100_sweep):
+    front = I.pareto(h100_sweep)
+    pairs = set(zip(h100_sweep.tokens_per_s_per_user, h100_sweep.tokens_per_s_per_chip))
+    assert set(zip(front.tokens_per_s_per_user, front.tokens_per_s_per_chip)) == _non_dominated(pairs)
+    assert 1 < len(front) < len(h100_sweep)
+
+
+def test_frontier_has_both_systems():
+    systems = {"H100 x8": ("h100", 8), "LPU x640": ("groq-lpu-v1", 640)}
+    fr = I.frontier("llama-2-70b", systems, 128, 128, "fp16")
+    assert set(fr.system) == set(systems)
+    assert set(fr[fr.system == "LPU x640"].chip) == {get_chip("groq-lpu-v1").name}
+    lpu = fr[fr.system == "LPU x640"]
+    assert ((lpu.tp * lpu.pp) == 640).all()      # 600 LPUs hold the weights: one replica of all 640
+    for label in systems:
+        sub = fr[fr.system == label]
+        pairs = set(zip(sub.tokens_per_s_per_user, sub.tokens_per_s_per_chip))
+        assert pairs == _non_dominated(pairs)
+    with pytest.raises(ValueError, match="fits on none"):
+        I.frontier("llama-3.1-405b", {"one": ("h100", 1)}, 128, 128)
+
+
+# -- 6. validation table ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def runs():
+    with open(DATA_DIR / "inference_runs.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+@pytest.fixture(scope="module")
+def validation():
+    return I.validation_table()
+
+
+def test_validation_table_rows_have_an_error_or_a_note(validation, runs):
+    assert set(validation["id"]) == set(runs)
+    for r in validation.itertuples():
+        err = getattr(r, "error", float("nan"))
+        has_err = err is not None and isinstance(err, float) and math.isfinite(err)
+        has_note = isinstance(r.note, str) and r.note.strip() != ""
+        assert has_err or has_note, r.id
+    ev = validation.dropna(subset=["error"])
+    for r in ev.itertuples():
+        assert r.reported == runs[r.id]["reported"]["value"]
+        assert r.error == pytest.approx(r.predicted / r.reported - 1)
+
+
+@pytest.mark.parametrize("rid", ["trt-h200-tp1-bs512-128-128", "trt-h200-tp8-bs1-ttft-2048", "groq-llama2-70b-user",
+                                 "trt-h100-tp2-bs96-2048-128"])
+def test_validation_prediction_recomputed_from_estimate(validation, runs, rid):
+    e = runs[rid]
+    est = I.estimate(e["model"], e["chip"], e["n_chips"], e["batch"], e["input_len"], e["output_len"], e["precision"],
+                     tp=e.get("tp"), pp=e.get("pp", 1))
+    want = {"tokens_per_s_per_chip": est.tokens_per_s_per_chip, "ttft_ms": est.ttft_s * 1e3,
+            "tokens_per_s_per_user": 1 / est.tpot_s}[e["metric"]]
+    row = validation.set_index("id").loc[rid]
+    assert row.metric == e["metric"]
+    assert row.predicted == pytest.approx(want, rel=1e-12)
+    assert row.fits == est.fits
+
+
+# -- 7. errors ----------------------------------------------------------------------------------------
+_GOOD = dict(model="llama-3.1-8b", chip="h100", n_chips=8, batch_size=4, input_len=128, output_len=128)
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(n_chips=6, tp=4), "n_chips"),
+    (dict(n_chips=8, tp=3), "n_chips"),
+    (dict(n_chips=8, tp=16), "n_chips"),
+    (dict(precision="fp32"), "precision"),
+    (dict(precision="FP8"), "precision"),
+    (dict(batch_size=0), "batch_size"),
+    (dict(batch_size=-3), "batch_size"),
+    (dict(batch_size=2.0), "batch_size"),
+    (dict(input_len=0), "input_len"),
+    (dict(output_len=0), "output_len"),
+    (dict(n_chips=0), "n_chips"),
+    (dict(n_chips=64, tp=1, pp=64), "pp"),                 # Llama 3.1 8B has 32 layers
+    (dict(mem_efficiency=0), "mem_efficiency"),
+    (dict(mem_efficiency=1.01), "mem_efficiency"),
+    (dict(mem_efficiency=float("nan")), "mem_efficiency"),
+    (dict(n_chips=True), "n_chips"),
+    (dict(batch_size=True), "batch_size"),
+    (dict(input_len=True), "input_len"),
+    (dict(tp=True), "tp"),
+    (dict(pp=True), "pp"),
+    (dict(mem_efficiency=True), "mem_efficiency"),
+])
+def test_estimate_rejects_bad_input(kw, match):
+    args = {**_GOOD, **kw}
+    with pytest.raises(ValueError, match=match):
+        I.estimate(args.pop("model"), args.pop("chip"), args.pop("n_chips"), args.pop("batch_size"),
+                   args.pop("input_len"), args.pop("output_len"), **args)
+
+
+def test_mem_efficiency_one_is_allowed():
+    assert I.estimate("llama-3.1-8b", "h100", 1, 1, 128, 128, mem_efficiency=1).tpot_s > 0
+
+
+def _memoryless():
+    return dataclasses.replace(get_chip("h100"), hbm_bytes=None, hbm_bw_bytes_per_s=None, sram_bytes=None,
+                               sram_bw_bytes_per_s=None)
+
+
+def test_chip_without_memory_figures_is_rejected():
+    with pytest.raises(ValueError, match="memory"):
+        I.estimate("llama-3.1-8b", _memoryless(), 1, 1, 128, 128)
+
+
+def test_min_chips_rejects_a_chip_without_memory_figures():
+    with pytest.raises(ValueError, match="memory"):
+        I.min_chips("llama-3.1-8b", _memoryless())
+
+
+def test_unknown_names_are_value_errors():
+    with pytest.raises(ValueError):
+        I.estimate("llama-99", "h100", 1, 1, 128, 128)
+    with pytest.raises(ValueError):
+        I.estimate("llama-3.1-8b", "h1000", 1, 1, 128, 128)
+    with pytest.raises(ValueError, match="fp9"):
+        I.estimate("llama-3.1-8b", "h100", 1, 1, 128, 128, kv_precision="fp9")
+
+
+def test_why_not_fit_explains():
+    ok = I.estimate("llama-3.1-70b", "h200", 1, 1, 128, 128, "fp8")
+    assert ok.why_not_fit() == ""
+    over = I.estimate("llama-3.1-70b", "h200", 1, ok.max_batch_size + 1, 128, 128, "fp8")
+    assert not over.fits and f"at most batch {ok.max_batch_size}" in over.why_not_fit()
+    weights = I.estimate("llama-3.1-405b", "h100", 1, 1, 128, 128, "bf16")
+    assert weights.max_batch_size == 0 and "weights alone" in weights.why_not_fit()

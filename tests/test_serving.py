@@ -1,0 +1,370 @@
+"""LLM serving simulator: the Numba event loop against a plain-Python reference written from the
+docstring (exact per-request times and the same multiset of gaps), single requests worked out by hand,
+queueing sanity (Little's law, capacity bounds, monotone load sweeps), disaggregated serving, the
+workload generator, and errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accelbook import serving as sv
+
+from naive_serving import reference_simulate
+
+# a realistic 8B-class instance: 15 ms to read the weights, 0.1 ms per prompt token
+REAL = sv.StepCost(decode_base_s=0.015, decode_per_seq_s=0.05e-3, decode_per_ctx_token_s=2e-8,
+                   prefill_base_s=0.002, prefill_per_token_s=0.1e-3, max_batch=64, max_kv_tokens=200_000)
+# a small, tight instance: batch and KV pressure
+TIGHT = sv.StepCost(0.010, 1e-4, 1e-7, 0.003, 2e-4, max_batch=4, max_kv_tokens=1500)
+
+
+def assert_same_as_reference(w, cost, **kw):
+    r = sv.simulate(w, cost, **kw)
+    first, finish, admit, gaps = reference_simulate(w.arrival_s, w.prompt_len, w.output_len, cost, **kw)
+    np.testing.assert_array_equal(r.first_token_s, np.array(first, dtype=float), err_msg=f"first token {kw}")
+    np.testing.assert_array_equal(r.finish_s, np.array(finish, dtype=float), err_msg=f"finish {kw}")
+    np.testing.assert_array_equal(r.admit_s, np.array(admit, dtype=float), err_msg=f"admit {kw}")
+    np.testing.assert_array_equal(np.sort(r.gaps()), np.sort(np.array(gaps, dtype=float)), err_msg=f"gaps {kw}")
+    assert r.gap_count.sum() == (w.output_len - 1).sum()
+    np.testing.assert_array_equal(r.ttft_s, np.array(first) - w.arrival_s)
+    np.testing.assert_array_equal(r.e2e_s, np.array(finish) - w.arrival_s)
+    if len(gaps):
+        for q in (50, 90, 99):
+            assert r.tbt_percentile(q) == np.percentile(gaps, q, method="inverted_cdf")
+    return r
+
+
+# -- 1. kernel == reference ---------------------------------------------------------------------------------
+GRID = [
+    (dict(n_requests=200, rate_per_s=5.0, prompt=("uniform", 1, 800), output=("uniform", 1, 200)), REAL, {}),
+    (dict(n_requests=300, rate_per_s=60.0, prompt=("lognormal", 400, 0.8), output=("lognormal", 100, 1.0)), REAL,
+     dict(chunk_tokens=128)),
+    (dict(n_requests=150, rate_per_s=20.0, prompt=("uniform", 1, 900), output=("uniform", 1, 500)), TIGHT,
+     dict(chunk_tokens=64)),                                                        # max_batch and KV pressure
+    (dict(n_requests=150, rate_per_s=50.0, prompt=("fixed", 700), output=("fixed", 800)), TIGHT, {}),  # KV-bound
+    (dict(n_requests=300, rate_per_s=40.0, prompt=("uniform", 1, 600), output=("uniform", 1, 120)), REAL,
+     dict(n_instances=3, chunk_tokens=200)),
+    (dict(n_requests=200, rate_per_s=30.0, arrival="bursty", burstiness=4.0, prompt=("fixed", 1),
+          output=("fixed", 1)), REAL, dict(chunk_tokens=1)),                         # one-token everything
+    (dict(n_requests=250, rate_per_s=30.0, prompt=("uniform", 1, 800), output=("uniform", 1, 200)), REAL,
+     dict(disaggregated=True)),
+    (dict(n_requests=250, rate_per_s=40.0, prompt=("uniform", 1, 800), output=("uniform", 1, 200)), TIGHT,
+     dict(disaggregated=True, n_prefill=2, n_decode=3, chunk_tokens=100, kv_bytes_per_token=131072,
+          link_bytes_per_s=5e9, decode_cost=REAL)),
+    (dict(n_requests=250, rate_per_s=15.0, arrival="bursty", burstiness=3.0, prompt=("lognormal", 300, 1.0, 1400),
+          output=("uniform", 1, 60)), TIGHT, dict(disaggregated=True, n_prefill=3, n_decode=1, prefill_cost=REAL,
+                                                 kv_bytes_per_token=1e6, link_bytes_per_s=1e9)),
+]
+
+
+@pytest.mark.parametrize("wkw,cost,kw", GRID, ids=[f"case{i}" for i in range(len(GRID))])
+def test_kernel_equals_reference_grid(wkw, cost, kw):
+    assert_same_as_reference(sv.workload(**wkw, seed=7), cost, **kw)
+
+
+@st.composite
+def serving_case(draw):
+    mb = draw(st.integers(1, 8))
+    kv = draw(st.integers(100, 3000))
+    cost = sv.StepCost(draw(st.sampled_from([0.001, 0.01])), draw(st.sampled_from([0.0, 1e-4])),
+                       draw(st.sampled_from([0.0, 1e-7])), draw(st.sampled_from([0.0, 0.003])),
+                       draw(st.sampled_from([1e-5, 2e-4])), mb, kv)
+    pmax = draw(st.integers(1, 400))
+    omax = draw(st.integers(1, 300))
+    pmax = min(pmax, kv - 1)
+    omax = min(omax, kv - pmax)
+    w = sv.workload(draw(st.integers(1, 60)), draw(st.sampled_from([0.5, 5.0, 50.0, 500.0])),
+                    prompt=("uniform", 1, pmax), output=("uniform", 1, omax), seed=draw(st.integers(0, 2**31)))
+    kw = dict(chunk_tokens=draw(st.sampled_from([1, 7, 64, 512])))
+    if draw(st.booleans()):
+        kw.update(disaggregated=True, n_prefill=draw(st.integers(1, 3)), n_decode=draw(st.integers(1, 3)),
+                  kv_bytes_per_token=draw(st.sampled_from([0.0, 1e5])),
+                  link_bytes_per_s=draw(st.sampled_from([math.inf, 1e8])))
+    else:
+        kw.update(n_instances=draw(st.integers(1, 3)))
+    return w, cost, kw
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=serving_case())
+def test_kernel_equals_reference_random(case):
+    w, cost, kw = case
+    r = assert_same_as_reference(w, cost, **kw)
+    assert np.all(r.ttft_s > 0) and np.all(r.finish_s >= r.first_token_s) and np.all(r.admit_s >= w.arrival_s)
+
+
+# -- 2. single requests by hand ------------------------------------------------------------------------------
+def one(prompt, output, at=0.0):
+    return sv.Workload(np.array([at]), np.array([prompt]), np.array([output]))
+
+
+def test_one_request_ttft_is_its_prefill_and_tbt_is_a_batch_of_one():
+    r = sv.simulate(one(300, 5, at=2.0), REAL)
+    assert r.ttft_s[0] == pytest.approx(0.002 + 300 * 0.1e-3, rel=1e-12)
+    # tokens 2..5 decode with contexts 301..304 (prompt + tokens made so far)
+    gaps = [0.015 + 0.05e-3 + (300 + g) * 2e-8 for g in (1, 2, 3, 4)]
+    np.testing.assert_allclose(np.sort(r.gaps()), gaps, rtol=1e-12)
+    assert r.tbt_mean_s[0] == pytest.approx(np.mean(gaps), rel=1e-12)
+    assert r.e2e_s[0] == pytest.approx(0.032 + sum(gaps), rel=1e-12)
+    assert r.admit_s[0] == 2.0 and r.finish_s[0] == pytest.approx(2.0 + r.e2e_s[0], rel=1e-12)
+    assert r.output_tokens == 5 and len(r.iterations) == 5
+
+
+def test_long_prompt_is_prefilled_in_chunks():
+    r = sv.simulate(one(1100, 1), REAL, chunk_tokens=512)
+    assert r.ttft_s[0] == pytest.approx(3 * 0.002 + 1100 * 0.1e-3, rel=1e-12)      # 512 + 512 + 76
+    assert r.iterations["prefill_tokens"].tolist() == [512, 512, 76]
+    assert r.tbt_mean_s[0] == 0.0 and r.gap_s.size == 0 and r.tbt_percentile(99) == 0.0
+
+
+def test_single_token_request_finishes_at_its_first_token():
+    r = sv.simulate(one(10, 1), REAL)
+    assert r.finish_s[0] == r.first_token_s[0] and r.e2e_s[0] == r.ttft_s[0]
+
+
+def test_prefill_and_decode_share_an_iteration():
+    # B arrives while A decodes: the iteration that prefills B also decodes A, and costs both terms
+    w = sv.Workload(np.array([0.0, 0.0101]), np.array([100, 200]), np.array([10, 3]))
+    r = sv.simulate(w, REAL)
+    it = r.iterations
+    both = it[(it["decoding"] > 0) & (it["prefill_tokens"] > 0)]
+    assert len(both) == 1 and both["prefill_tokens"].iloc[0] == 200 and both["decoding"].iloc[0] == 1
+    assert both["dt_s"].iloc[0] == pytest.approx(REAL.iteration_s(1, 100 + 1, 200), rel=1e-12)   # A made 1 token
+    assert REAL.iteration_s(1, 101, 200) == pytest.approx(0.015 + 0.05e-3 + 101 * 2e-8 + 0.002 + 200e-4)
+
+
+def test_low_load_ttft_and_tbt_match_the_hand_model():
+    w = sv.workload(300, 0.05, prompt=("fixed", 256), output=("fixed", 32), seed=1)   # a request every 20 s
+    r = sv.simulate(w, REAL)
+    assert np.median(r.ttft_s) == pytest.approx(0.002 + 256e-4, rel=1e-9)
+    assert r.tbt_percentile(50) == pytest.approx(0.015 + 0.05e-3 + (256 + 16) * 2e-8, rel=1e-3)
+
+
+# -- 3. queueing sanity --------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def moderate():
+    w = sv.workload(4000, 6.0, prompt=("lognormal", 512, 0.5), output=("lognormal", 128, 0.7), seed=2)
+    return w, sv.simulate(w, REAL)
+
+
+def test_littles_law(moderate):
+    w, r = moderate
+    # exact accounting: resident-seconds over the iterations = sum of (finish - admit)
+    assert (r.iterations["dt_s"] * r.iterations["resident"]).sum() == pytest.approx((r.finish_s - r.admit_s).sum(),
+                                                                                      rel=1e-9)
+    # L = λW: mean resident against the offered rate times the mean time in system
+    assert r.mean_resident() == pytest.approx(6.0 * r.e2e_s.mean(), rel=0.06)
+
+
+def test_fcfs_and_capacity_limits(moderate):
+    w, r = moderate
+    assert np.all(np.diff(r.admit_s) >= 0)                            # admitted in arrival order
+    assert r.iterations["resident"].max() <= REAL.max_batch
+    # KV reserved at every iteration start never exceeds the capacity
+    need = w.prompt_len + w.output_len
+    starts = r.iterations["start_s"].to_numpy()[::97]
+    for t in starts:
+        live = (r.admit_s <= t) & (r.finish_s > t)
+        assert need[live].sum() <= REAL.max_kv_tokens
+
+
+def test_tight_kv_blocks_admission():
+    # 700 + 800 = 1,500 tokens each: one request at a time fits, whatever max_batch says
+    w = sv.workload(40, 100.0, prompt=("fixed", 700), output=("fixed", 800), seed=0)
+    r = sv.simulate(w, TIGHT)
+    assert r.iterations["resident"].max() == 1
+    assert np.all(r.admit_s[1:] >= r.finish_s[:-1])
+
+
+def test_throughput_never_exceeds_the_batch_bound_and_reaches_it_at_overload():
+    cost = sv.StepCost(0.015, 0.05e-3, 0.0, 0.0, 1e-6, max_batch=32, max_kv_tokens=10**7)
+    bound = cost.decode_bound_tok_s()
+    assert bound == pytest.approx(32 / (0.015 + 32 * 0.05e-3))
+    for rate in (5.0, 50.0, 500.0):
+        w = sv.workload(3000, rate, prompt=("fixed", 16), output=("lognormal", 200, 0.5), seed=3)
+        r = sv.simulate(w, cost)
+        decode_tokens = r.output_tokens - r.n                   # first tokens come from prefill iterations
+        assert decode_tokens / r.span_s <= bound
+        assert r.throughput_tok_s <= bound + r.n / r.span_s
+    assert decode_tokens / r.span_s > 0.9 * bound               # overloaded: full batches
+    r2 = sv.simulate(w, cost, n_instances=2)
+    assert (r2.output_tokens - r2.n) / r2.span_s <= 2 * bound
+    assert r2.throughput_tok_s > 1.7 * r.throughput_tok_s
+
+
+def test_goodput_is_at_most_the_request_rate(moderate):
+    _, r = moderate
+    assert r.goodput(math.inf, math.inf) == pytest.approx(r.request_rate)
+    assert r.goodput(0.0, 0.0) == 0.0
+    g = [r.goodput(s, 0.05) for s in (0.1, 0.3, 1.0, 3.0)]
+    assert all(0 <= x <= r.request_rate for x in g) and g == sorted(g)
+    assert r.goodput(0.5, 0.05) == pytest.approx(((r.ttft_s <= 0.5) & (r.tbt_mean_s <= 0.05)).sum() / r.span_s)
+
+
+def test_load_sweep_p99_ttft_rises_with_load():
+    df = sv.load_sweep(REAL, [1, 2, 4, 6, 8, 10], n_requests=1500, seed=4)
+    assert list(df.columns[:5]) == ["rate_per_s", "ttft_p50_s", "ttft_p99_s", "tbt_p50_s", "tbt_p99_s"]
+    p99 = df["ttft_p99_s"].to_numpy()
+    assert np.all(np.diff(p99) >= -0.02 * p99[:-1])
+    assert p99[-1] > 3 * p99[0]
+    assert np.all(df["goodput_req_s"] <= df["request_rate"] + 1e-12)
+    assert df["tbt_p99_s"].iloc[-1] >= df["tbt_p99_s"].iloc[0]
+
+
+def test_larger_chunks_lower_ttft_at_low_load():
+    w = sv.workload(400, 0.5, prompt=("lognormal", 2000, 0.5), output=("fixed", 64), seed=5)
+    ttft = [sv.simulate(w, REAL, chunk_tokens=c).ttft_s.mean() for c in (64, 256, 1024, 8192)]
+    assert ttft == sorted(ttft, reverse=True) and ttft[0] > ttft[-1] + 0.05
+
+
+def test_round_robin_over_instances():
+    w = sv.workload(30, 10.0, seed=0)
+    r = sv.simulate(w, REAL, n_instances=4)
+    assert r.instance.tolist() == [i % 4 for i in range(30)]
+    assert sorted(r.iterations["instance"].unique()) == [0, 1, 2, 3]
+
+
+# -- 4. disaggregated -----------------------------------------------------------------------------------------
+def test_disaggregated_single_request_by_hand():
+    kvb, link = 131072.0, 1e9
+    r = sv.simulate(one(300, 4), REAL, disaggregated=True, kv_bytes_per_token=kvb, link_bytes_per_s=link)
+    assert r.ttft_s[0] == pytest.approx(0.002 + 300e-4, rel=1e-12)
+    transfer = 300 * kvb / link
+    step = [0.015 + 0.05e-3 + (300 + g) * 2e-8 for g in (1, 2, 3)]
+    gaps = np.sort(r.gaps())
+    np.testing.assert_allclose(gaps, sorted([transfer + step[0], step[1], step[2]]), rtol=1e-12)
+    assert r.decode_instance[0] == 0 and set(r.iterations["role"]) == {"prefill", "decode"}
+
+
+def test_disaggregation_removes_prefill_interference_from_tbt():
+    w = sv.workload(2000, 6.0, prompt=("lognormal", 1024, 0.5), output=("lognormal", 128, 0.5), seed=6)
+    colo = sv.simulate(w, REAL, n_instances=2)
+    dis = sv.simulate(w, REAL, disaggregated=True, n_prefill=1, n_decode=1)
+    # colocated decode iterations often carry a 512-token prefill chunk (~53 ms); decode-only ones never do
+    assert colo.tbt_percentile(99) > 0.04
+    assert dis.tbt_percentile(90) < 0.025
+    assert dis.iterations.query("role == 'decode'")["prefill_tokens"].max() == 0
+    assert dis.iterations.query("role == 'prefill'")["decoding"].max() == 0
+
+
+def test_single_token_requests_never_reach_a_decode_instance():
+    w = sv.workload(50, 10.0, prompt=("fixed", 100), output=("uniform", 1, 2), seed=1)
+    r = sv.simulate(w, REAL, disaggregated=True, n_decode=2)
+    assert np.all((r.decode_instance == -1) == (w.output_len == 1))
+    np.testing.assert_array_equal(r.finish_s[w.output_len == 1], r.first_token_s[w.output_len == 1])
+
+
+# -- 5. workload ----------------------------------------------------------------------------------------------
+def test_workload_is_reproducible_and_rescales_with_rate():
+    a = sv.workload(1000, 5.0, prompt=("lognormal", 500, 0.6), output=("uniform", 10, 20), seed=3)
+    b = sv.workload(1000, 5.0, prompt=("lognormal", 500, 0.6), output=("uniform", 10, 20), seed=3)
+    c = sv.workload(1000, 10.0, prompt=("lognormal", 500, 0.6), output=("uniform", 10, 20), seed=3)
+    np.testing.assert_array_equal(a.arrival_s, b.arrival_s)
+    np.testing.assert_array_equal(a.prompt_len, c.prompt_len)
+    np.testing.assert_allclose(c.arrival_s, a.arrival_s / 2, rtol=1e-12)
+    assert a.output_len.min() >= 10 and a.output_len.max() <= 20
+    assert not np.array_equal(a.arrival_s, sv.workload(1000, 5.0, seed=4).arrival_s)
+
+
+def test_poisson_is_bursty_with_cv_one():
+    a = sv.workload(500, 3.0, "poisson", seed=9)
+    b = sv.workload(500, 3.0, "bursty", burstiness=1.0, seed=9)
+    np.testing.assert_array_equal(a.arrival_s, b.arrival_s)
+
+
+@pytest.mark.parametrize("cv", [0.5, 1.0, 3.0])
+def test_interarrival_mean_and_cv(cv):
+    w = sv.workload(200_000, 4.0, "poisson" if cv == 1.0 else "bursty", burstiness=cv, seed=1)
+    g = np.diff(np.concatenate([[0.0], w.arrival_s]))
+    assert g.mean() == pytest.approx(0.25, rel=0.02 * cv)
+    assert g.std() / g.mean() == pytest.approx(cv, rel=0.03 * max(cv, 1))
+
+
+def test_lognormal_lengths_have_the_mean():
+    w = sv.workload(100_000, 1.0, prompt=("lognormal", 800, 0.8), output=("lognormal", 50, 0.3, 60), seed=2)
+    assert w.prompt_len.mean() == pytest.approx(800, rel=0.02)
+    assert w.output_len.max() == 60 and w.prompt_len.min() >= 1
+
+
+# -- 6. errors ----------------------------------------------------------------------------------------------------
+def cost_with(**kw):
+    base = dict(decode_base_s=0.01, decode_per_seq_s=1e-4, decode_per_ctx_token_s=0.0, prefill_base_s=0.0,
+                prefill_per_token_s=1e-4, max_batch=8, max_kv_tokens=10_000)
+    return sv.StepCost(**{**base, **kw})
+
+
+@pytest.mark.parametrize("bad,name", [
+    (dict(decode_base_s=-1.0), "decode_base_s"), (dict(decode_base_s=float("nan")), "decode_base_s"),
+    (dict(decode_per_seq_s=float("inf")), "decode_per_seq_s"), (dict(decode_per_ctx_token_s="0"), "decode_per_ctx"),
+    (dict(prefill_per_token_s=True), "prefill_per_token_s"), (dict(max_batch=0), "max_batch"),
+    (dict(max_batch=2.5), "max_batch"), (dict(max_kv_tokens=-5), "max_kv_tokens"),
+    (dict(decode_base_s=0.0, decode_per_seq_s=0.0), "decode_base_s"),
+    (dict(prefill_base_s=0.0, prefill_per_token_s=0.0), "prefill_base_s"),
+])
+def test_bad_step_cost_names_the_field(bad, name):
+    with pytest.raises(ValueError, match=name):
+        cost_with(**bad)
+
+
+@pytest.mark.parametrize("bad,name", [
+    (dict(n_requests=0), "n_requests"), (dict(n_requests=2.0), "n_requests"), (dict(rate_per_s=0), "rate_per_s"),
+    (dict(rate_per_s=float("nan")), "rate_per_s"), (dict(arrival="uniform"), "arrival"),
+    (dict(arrival="bursty", burstiness=0), "burstiness"), (dict(burstiness=2.0), "burstiness"),
+    (dict(prompt=("normal", 5)), "prompt"), (dict(prompt=("fixed", 0)), "prompt"),
+    (dict(output=("uniform", 9, 3)), "output"), (dict(output=("lognormal", 100, -1.0)), "output"),
+    (dict(output=("lognormal", 100)), "output"), (dict(seed=-1), "seed"),
+])
+def test_bad_workload_arguments_name_themselves(bad, name):
+    with pytest.raises(ValueError, match=name):
+        sv.workload(**{**dict(n_requests=10, rate_per_s=1.0), **bad})
+
+
+@pytest.mark.parametrize("arrays,name", [
+    (([1.0, 0.5], [1, 1], [1, 1]), "arrival_s"), (([], [], []), "arrival_s"), (([-1.0], [1], [1]), "arrival_s"),
+    (([0.0, float("nan")], [1, 1], [1, 1]), "arrival_s"), (([0.0], [0], [1]), "prompt_len"),
+    (([0.0], [1.5], [1]), "prompt_len"), (([0.0, 1.0], [1], [1, 1]), "prompt_len"), (([0.0], [3], [-2]), "output_len"),
+])
+def test_bad_workload_arrays_name_themselves(arrays, name):
+    with pytest.raises(ValueError, match=name):
+        sv.Workload(*(np.array(a) for a in arrays))
+
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(n_instances=0), "n_instances"), (dict(chunk_tokens=0), "chunk_tokens"), (dict(chunk_tokens=1.5), "chunk_tokens"),
+    (dict(disaggregated="yes"), "disaggregated"), (dict(prefill_cost=REAL), "prefill_cost"),
+    (dict(disaggregated=True, n_prefill=0), "n_prefill"), (dict(disaggregated=True, n_decode=-1), "n_decode"),
+    (dict(disaggregated=True, n_instances=2), "n_instances"),
+    (dict(disaggregated=True, link_bytes_per_s=0.0), "link_bytes_per_s"),
+    (dict(disaggregated=True, kv_bytes_per_token=-1.0), "kv_bytes_per_token"),
+    (dict(disaggregated=True, decode_cost="fast"), "decode_cost"),
+])
+def test_bad_simulate_arguments_name_themselves(kw, name):
+    with pytest.raises(ValueError, match=name):
+        sv.simulate(sv.workload(5, 1.0), REAL, **kw)
+
+
+def test_a_request_that_never_fits_is_an_error_up_front():
+    w = sv.Workload(np.array([0.0, 1.0]), np.array([100, 1000]), np.array([10, 600]))
+    with pytest.raises(ValueError, match="max_kv_tokens.*request 1"):
+        sv.simulate(w, TIGHT)
+    with pytest.raises(ValueError, match="prefill_cost.max_kv_tokens"):
+        sv.simulate(sv.Workload(np.array([0.0]), np.array([2000]), np.array([1])), TIGHT, disaggregated=True)
+    with pytest.raises(ValueError, match="workload"):
+        sv.simulate({"arrival_s": [0.0]}, REAL)
+    with pytest.raises(ValueError, match="cost"):
+        sv.simulate(w, None)
+
+
+def test_bad_slo_and_sweep_arguments():
+    r = sv.simulate(sv.workload(5, 1.0), REAL)
+    with pytest.raises(ValueError, match="ttft_slo_s"):
+        r.goodput(-1.0, 0.1)
+    with pytest.raises(ValueError, match="tbt_slo_s"):
+        r.goodput(1.0, float("nan"))
+    with pytest.raises(ValueError, match="rates"):
+        sv.load_sweep(REAL, [1.0, -2.0])
