@@ -607,3 +607,56 @@ def serving_chart(sweep: pd.DataFrame, title: str = "") -> Figure:
                   var_name="metric", value_name="value")
     good["metric"] = good["metric"].map({"request_rate": "served", "goodput_req_s": "goodput (within SLOs)"})
     return Figure.from_template(_template_serving(), title=title, lat=lat[lat["seconds"] > 0], good=good)
+
+
+# -- token economics (notebook 08) --------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _template_tornado() -> dict:
+    base = alt.Chart(_data("bars"))
+    bar = base.mark_bar().encode(
+        y=alt.Y("input:N", sort=None, title=None), x=alt.X("lo:Q", title="result"), x2="hi:Q",
+        color=alt.value("#9ecae1"),
+        tooltip=["input:N", alt.Tooltip("low:Q", format=",.3g", title="input low"),
+                 alt.Tooltip("high:Q", format=",.3g", title="input high"),
+                 alt.Tooltip("output_low:Q", format=",.3g"), alt.Tooltip("output_high:Q", format=",.3g")])
+    rule = alt.Chart(_data("base")).mark_rule(color="black").encode(x="x:Q")
+    return alt.layer(bar, rule).properties(width=WIDTH - 80, height=alt.Step(24)).to_dict()
+
+
+def tornado_chart(df: pd.DataFrame, title: str = "") -> Figure:
+    """A tornado chart: for each input, the result's range as the input goes from low to high."""
+    d = df.assign(lo=df[["output_low", "output_high"]].min(axis=1), hi=df[["output_low", "output_high"]].max(axis=1))
+    return Figure.from_template(_template_tornado(), title=title,
+                                bars=d[["input", "low", "high", "output_low", "output_high", "lo", "hi"]],
+                                base=pd.DataFrame({"x": [float(df["base_output"].iloc[0])]}))
+
+
+@functools.lru_cache(maxsize=1)
+def _template_payback() -> dict:
+    line = alt.Chart(_data("flow")).mark_line().encode(
+        x=alt.X("month:Q", title="month"), y=alt.Y("cumulative_usd:Q", title="expected cumulative net (USD)"),
+        color=alt.Color("case:N", title=None, legend=alt.Legend(orient="bottom")),
+        tooltip=["case:N", "month:Q", alt.Tooltip("cumulative_usd:Q", format=",.0f")])
+    zero = alt.Chart(_data("zero")).mark_rule(color="black", strokeDash=[4, 3]).encode(y="y:Q")
+    return alt.layer(line, zero).properties(width=WIDTH, height=260).to_dict()
+
+
+def payback_chart(flows: pd.DataFrame, title: str = "") -> Figure:
+    """Expected cumulative net of a migration by month, one line per case; it pays back where a line
+    crosses zero. ``flows``: case, month, cumulative_usd."""
+    return Figure.from_template(_template_payback(), title=title, flow=flows[["case", "month", "cumulative_usd"]],
+                                zero=pd.DataFrame({"y": [0.0]}))
+
+
+@functools.lru_cache(maxsize=1)
+def _template_fleet() -> dict:
+    return alt.Chart(_data("hours")).mark_bar().encode(
+        y=alt.Y("strategy:N", title=None, sort=None), x=alt.X("usd_per_month:Q", title="USD per month", stack="zero"),
+        color=alt.Color("pool:N", title="pool"),
+        tooltip=["strategy:N", "workload:N", "pool:N", alt.Tooltip("usd_per_month:Q", format=",.0f")],
+    ).properties(width=WIDTH - 80, height=alt.Step(28)).to_dict()
+
+
+def fleet_chart(df: pd.DataFrame, title: str = "") -> Figure:
+    """Monthly cost of each strategy, stacked by pool. ``df``: strategy, workload, pool, usd_per_month."""
+    return Figure.from_template(_template_fleet(), title=title, hours=df[["strategy", "workload", "pool", "usd_per_month"]])

@@ -17,6 +17,12 @@ MFU that is 0.40 · 989.4e12 / 4.49e11 = 881 tokens/s; at USD 10.8/h = 3.0e-3 US
 
 Here MFU is an input (a slider). Predicting MFU from the parallel layout is the training issue's
 job; this module only turns an MFU into tokens and dollars, and back.
+
+**Owning against renting** (:func:`own_cost_per_hour`, :func:`rent_or_own`): capex as an annuity over
+the lifetime, power × load share × PUE × electricity price, overheads (a share of capex plus staff),
+all over the useful hours (utilisation × 8,760 per year); renting is the price per chip-hour over
+utilisation. Inputs in ``data/tco.toml`` are estimates, not published prices. :func:`tornado` shows
+which input moves a result most.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
 import pandas as pd
 
 from .chip import Chip
@@ -147,3 +154,108 @@ def flop_accounting_table(path=None) -> pd.DataFrame:
             "source": sources[e["src"]].title,
         })
     return pd.DataFrame(rows)
+
+
+# -- owning versus renting: total cost of ownership --------------------------------------------------------
+_TCO_DEFAULT_KEYS = {"lifetime_years_count": "lifetime_years", "cost_of_capital_count": "cost_of_capital",
+                     "pue_count": "pue", "electricity_usd_per_kwh_count": "electricity_usd_per_kwh",
+                     "load_power_share_count": "load_power_share", "overhead_share_count": "overhead_share",
+                     "staff_usd_per_chip_year_count": "staff_usd_per_chip_year"}
+
+
+def tco_inputs() -> dict:
+    """The calculator's defaults and purchase prices from ``data/tco.toml`` (all estimates)."""
+    from .catalogue import DATA_DIR, CatalogueError, load_sources, parse_quantity, read_table_file
+
+    path = DATA_DIR / "tco.toml"
+    raw = read_table_file(path)
+    sources = load_sources()
+    out = {}
+    for key, name in _TCO_DEFAULT_KEYS.items():
+        if key not in raw.get("defaults", {}):
+            raise CatalogueError(path, "defaults", key, "required key is missing")
+        out[name] = parse_quantity(path, "defaults", key, raw["defaults"][key], "count", sources, allow_zero=True).value
+    out["purchase_usd"] = {cid: parse_quantity(path, "purchase_usd", cid, q, "count", sources).value
+                           for cid, q in raw.get("purchase_usd", {}).items()}
+    return out
+
+
+def _nonneg(name, v) -> float:
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
+        raise ValueError(f"{name} must be a number >= 0, got {v!r}")
+    return float(v)
+
+
+def own_cost_per_hour(purchase_usd: float, tdp_w: float, lifetime_years: float = 4.0, cost_of_capital: float = 0.08,
+                      pue: float = 1.2, electricity_usd_per_kwh: float = 0.08, load_power_share: float = 0.75,
+                      overhead_share: float = 0.25, staff_usd_per_chip_year: float = 1500.0,
+                      utilisation: float = 1.0) -> dict:
+    """Cost of an owned chip per hour of useful work (USD), and its parts.
+
+    capex per year = purchase · r / (1 - (1+r)^-n) (an annuity; purchase / n at r = 0); power per
+    year = TDP · load share · PUE · 8,760 h · price per kWh; overheads = overhead share · capex per
+    year + staff. The yearly total over ``utilisation`` · 8,760 useful hours.
+    """
+    p, tdp = _nonneg("purchase_usd", purchase_usd), _nonneg("tdp_w", tdp_w)
+    n = _nonneg("lifetime_years", lifetime_years)
+    if n <= 0:
+        raise ValueError(f"lifetime_years must be > 0, got {lifetime_years!r}")
+    r = _nonneg("cost_of_capital", cost_of_capital)
+    u = _fraction("utilisation", utilisation)
+    if _nonneg("pue", pue) < 1:
+        raise ValueError(f"pue must be >= 1 (1 = no overhead), got {pue!r}")
+    capex = p / n if r == 0 else p * r / (1 - (1 + r) ** -n)
+    power = tdp * _fraction("load_power_share", load_power_share) * pue * 8760 / 1000 * _nonneg(
+        "electricity_usd_per_kwh", electricity_usd_per_kwh)
+    over = _nonneg("overhead_share", overhead_share) * capex + _nonneg("staff_usd_per_chip_year", staff_usd_per_chip_year)
+    hours = u * 8760
+    return {"usd_per_hour": (capex + power + over) / hours, "capex_usd_per_hour": capex / hours,
+            "power_usd_per_hour": power / hours, "overhead_usd_per_hour": over / hours,
+            "usd_per_year": capex + power + over}
+
+
+def rent_cost_per_hour(price_usd_per_hour: float, utilisation: float = 1.0) -> float:
+    """Cost of a rented (reserved) chip per hour of useful work: price / utilisation."""
+    return _nonneg("price_usd_per_hour", price_usd_per_hour) / _fraction("utilisation", utilisation)
+
+
+def rent_or_own(chip: Chip | str, tokens_per_s_per_chip: float, utilisation: float = 0.7, **own) -> pd.DataFrame:
+    """USD per hour and per million tokens, owned against rented at the catalogue price, for one chip.
+    ``own`` overrides the ownership inputs (``purchase_usd``, ``pue``...); defaults from data/tco.toml."""
+    from .chip import get_chip
+
+    c = chip if isinstance(chip, Chip) else get_chip(chip)
+    if not (isinstance(tokens_per_s_per_chip, numbers.Real) and tokens_per_s_per_chip > 0):
+        raise ValueError(f"tokens_per_s_per_chip must be > 0, got {tokens_per_s_per_chip!r}")
+    inp = tco_inputs()
+    kw = {k: v for k, v in inp.items() if k != "purchase_usd"}
+    kw.update(own)
+    purchase = kw.pop("purchase_usd", inp["purchase_usd"].get(c.id))
+    rows = []
+    if purchase is not None and c.tdp_w is not None:
+        o = own_cost_per_hour(purchase, c.tdp_w, utilisation=utilisation, **kw)
+        rows.append({"option": "own", "usd_per_hour": o["usd_per_hour"],
+                     "usd_per_million_tokens": o["usd_per_hour"] / 3600 / tokens_per_s_per_chip * 1e6,
+                     "capex": o["capex_usd_per_hour"], "power": o["power_usd_per_hour"], "overheads": o["overhead_usd_per_hour"]})
+    if c.price_usd_per_hour is not None:
+        h = rent_cost_per_hour(c.price_usd_per_hour, utilisation)
+        rows.append({"option": "rent", "usd_per_hour": h, "usd_per_million_tokens": h / 3600 / tokens_per_s_per_chip * 1e6,
+                     "capex": np.nan, "power": np.nan, "overheads": np.nan})
+    if not rows:
+        raise ValueError(f"{c.name}: no purchase price estimate and no rental price; give purchase_usd=...")
+    return pd.DataFrame(rows)
+
+
+def tornado(fn, base: dict, ranges: dict) -> pd.DataFrame:
+    """Sensitivity of ``fn(**inputs)`` (a number) to each input: for each ``name: (low, high)`` in
+    ``ranges``, the output with that input at its low and at its high value, the others at ``base``.
+    Rows sorted by swing (|high - low|), largest first: the bars of a tornado chart."""
+    y0 = fn(**base)
+    rows = []
+    for name, (lo, hi) in ranges.items():
+        if name not in base:
+            raise ValueError(f"{name!r} is not an input of the base case; have {', '.join(base)}")
+        y_lo, y_hi = fn(**{**base, name: lo}), fn(**{**base, name: hi})
+        rows.append({"input": name, "low": lo, "high": hi, "output_low": y_lo, "output_high": y_hi,
+                     "swing": abs(y_hi - y_lo), "base_output": y0})
+    return pd.DataFrame(rows).sort_values("swing", ascending=False).reset_index(drop=True)

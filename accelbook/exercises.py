@@ -195,6 +195,14 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in [
              lambda: {__import__("accelbook.inference", fromlist=["estimate"]).estimate(
                  "llama-3.1-70b", "h200", 1, 1, 1024, 256, "fp8").decode_bound},
              hint="Each token multiplies every weight once: 2 FLOPs per byte of fp8 weights, far below the ridge."),
+    Exercise("capex-per-hour", "08", "Straight-line capex per useful hour: USD 40,000 over 4 years at 50% utilisation?",
+             lambda: 40000 / (4 * 8760 * 0.5), 0.01, "Purchase ÷ (years × 8,760 h × utilisation).", "USD/h"),
+    Exercise("payback-simple", "08", "Months to pay back USD 300,000 saving USD 0.5/M tokens at 100,000M tokens a month?",
+             lambda: __import__("accelbook.migration", fromlist=["payback_months"]).payback_months(
+                 __import__("accelbook.migration", fromlist=["Migration"]).Migration(
+                     1.0, 0.5, 100_000, engineer_months=0, validation_usd=300_000, tooling_usd=0, port_months=0,
+                     churn_per_month=0.0)), 0.0,
+             "Savings per month = 0.5 × 100,000; divide the port cost by it and round up.", "months"),
 ]}
 
 

@@ -36,6 +36,8 @@ HAND = {
     "spec-tokens-per-step": 2.952,   # (1 - 0.4096) / 0.2
     "kv-bytes-70b": 327680,     # 2 x 80 x 8 x 128 x 2
     "decode-bound-b1": "memory",
+    "capex-per-hour": 2.283,    # 40000 / (4 x 8760 x 0.5)
+    "payback-simple": 6,        # 300,000 / 50,000 per month
 }
 
 

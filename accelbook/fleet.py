@@ -1,0 +1,176 @@
+"""The hybrid fleet: which workload runs on which hardware, at least cost.
+
+Workloads (pre-training, fine-tuning, batch inference, interactive inference with a per-user speed
+target, research) need tokens per month; hardware pools (GPU, TPU, LPU, other ASIC) have a number
+of chips, a cost per chip-hour and, for each workload, a rate in tokens/s per chip (0 = cannot run
+it, or cannot meet its latency target). The placement is a linear programme solved by HiGHS
+(``scipy.optimize.linprog``): chip-hours ``x[w, p] ≥ 0`` minimising ``Σ cost_p · x[w, p]`` subject
+to ``Σ_p rate[w, p] · 3600 · x[w, p] ≥ demand_w`` for every workload and ``Σ_w x[w, p] ≤ chips_p ·
+730`` hours a month for every pool. A strategy is a set of allowed (workload, pool) pairs.
+
+Rates come from the models (:func:`default_rates`): training tokens/s per chip from the layout
+search on 1,024 chips (:mod:`accelbook.training`), inference tokens/s per chip from the best layout
+and batch on one server-sized group that meets the workload's per-user target
+(:mod:`accelbook.inference`). A tighter latency target can only lower an interactive rate, so it can
+never lower the fleet's cost (a tested property).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+HOURS_PER_MONTH = 730.0
+KINDS = ("pretrain", "finetune", "batch_inference", "interactive", "research")
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    kind: str
+    model: str
+    tokens_per_month: float
+    min_tokens_per_s_per_user: float = 0.0     # interactive: the per-user speed target
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"workload kind must be one of {KINDS}, got {self.kind!r}")
+        if isinstance(self.tokens_per_month, bool) or not (isinstance(self.tokens_per_month, numbers.Real)
+                                                           and self.tokens_per_month >= 0):
+            raise ValueError(f"{self.name}: tokens_per_month must be >= 0, got {self.tokens_per_month!r}")
+        if not (isinstance(self.min_tokens_per_s_per_user, numbers.Real) and self.min_tokens_per_s_per_user >= 0):
+            raise ValueError(f"{self.name}: min_tokens_per_s_per_user must be >= 0")
+
+
+@dataclass(frozen=True)
+class Pool:
+    name: str
+    chip: str
+    chips: int
+    usd_per_chip_hour: float
+    group: int = 8          # chips that serve one inference replica group (8-GPU server; LPUs: as many as hold the model)
+
+    def __post_init__(self):
+        if isinstance(self.chips, bool) or not isinstance(self.chips, numbers.Integral) or self.chips < 0:
+            raise ValueError(f"{self.name}: chips must be a whole number >= 0, got {self.chips!r}")
+        if not (isinstance(self.usd_per_chip_hour, numbers.Real) and self.usd_per_chip_hour > 0):
+            raise ValueError(f"{self.name}: usd_per_chip_hour must be > 0, got {self.usd_per_chip_hour!r}")
+
+
+@functools.lru_cache(maxsize=256)
+def _rate(kind: str, model: str, chip: str, group: int, target: float) -> float:
+    """tokens/s per chip of one workload kind on one chip (0 if it cannot run or meet the target)."""
+    from . import inference, training
+    from .chip import get_chip
+
+    c = get_chip(chip)
+    try:
+        if kind in ("pretrain", "finetune", "research"):
+            if c.hbm_bytes is None or c.kind not in ("gpu", "tpu"):
+                return 0.0
+            gbt = 2**22 if kind == "pretrain" else 2**20
+            return float(training.search(model, c, 1024, gbt, 4096, top=1).attrs["best"].tokens_per_s_per_chip)
+        n = max(group, inference.min_chips(model, c, "fp8" if "fp8" in c.peak_dense_flop_s else "bf16"))
+        prec = "fp8" if ("fp8" in c.peak_dense_flop_s or "int8" in c.peak_dense_flop_s) else "bf16"
+        tpot = None if target <= 0 else 1.0 / target
+        return float(inference.max_throughput(model, c, n, 1024, 256, prec, tpot_target_s=tpot).tokens_per_s_per_chip)
+    except ValueError:
+        return 0.0
+
+
+def default_rates(workloads, pools) -> pd.DataFrame:
+    """tokens/s per chip for every (workload, pool) from the training and inference models."""
+    rows = []
+    for w in workloads:
+        for p in pools:
+            rows.append({"workload": w.name, "pool": p.name,
+                         "tokens_per_s_per_chip": _rate(w.kind, w.model, p.chip, p.group, float(w.min_tokens_per_s_per_user))})
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Placement:
+    feasible: bool
+    usd_per_month: float
+    hours: pd.DataFrame = field(repr=False)        # workload x pool chip-hours per month
+    message: str = ""
+
+
+def place(workloads, pools, rates: pd.DataFrame | None = None, allowed=None) -> Placement:
+    """Least-cost placement (module docstring). ``allowed``: a set of (workload name, pool name)
+    pairs (None = all); ``rates``: from :func:`default_rates` unless given."""
+    from scipy.optimize import linprog
+
+    workloads, pools = list(workloads), list(pools)
+    if not workloads or not pools:
+        raise ValueError("give at least one workload and one pool")
+    rates = default_rates(workloads, pools) if rates is None else rates
+    R = rates.pivot(index="workload", columns="pool", values="tokens_per_s_per_chip").reindex(
+        index=[w.name for w in workloads], columns=[p.name for p in pools]).fillna(0.0).to_numpy()
+    W, P = R.shape
+    ok = R > 0
+    if allowed is not None:
+        ok &= np.array([[(w.name, p.name) in allowed for p in pools] for w in workloads])
+    idx = [(i, j) for i in range(W) for j in range(P) if ok[i, j]]
+    unserved = [workloads[i].name for i in range(W) if workloads[i].tokens_per_month > 0 and not ok[i].any()]
+    if unserved:
+        return Placement(False, math.inf, pd.DataFrame(),
+                         f"no allowed pool can run {', '.join(unserved)} (or meet its latency target)")
+    cost = np.array([pools[j].usd_per_chip_hour for i, j in idx])
+    A_ub, b_ub = [], []
+    for i in range(W):                      # demand: -Σ rate·3600·x <= -demand
+        A_ub.append([-R[i, j] * 3600 if ii == i else 0.0 for ii, j in idx])
+        b_ub.append(-workloads[i].tokens_per_month)
+    for j in range(P):                      # capacity
+        A_ub.append([1.0 if jj == j else 0.0 for _, jj in idx])
+        b_ub.append(pools[j].chips * HOURS_PER_MONTH)
+    res = linprog(cost, A_ub=np.array(A_ub), b_ub=np.array(b_ub), bounds=(0, None), method="highs")
+    if res.status != 0:
+        return Placement(False, math.inf, pd.DataFrame(),
+                         "not enough capacity in the allowed pools for the demand" if res.status == 2 else res.message)
+    hours = np.zeros((W, P))
+    for (i, j), v in zip(idx, res.x):
+        hours[i, j] = v
+    df = pd.DataFrame(hours, index=[w.name for w in workloads], columns=[p.name for p in pools])
+    return Placement(True, float(res.fun), df, "")
+
+
+def example_fleet(interactive_target: float = 100.0, scale: float = 1.0):
+    """The articles' fleet: pre-training, fine-tuning, batch and interactive inference and research,
+    on a GPU pool (rented H100), a TPU pool (v5p) and an LPU pool (LP30 racks, price an estimate)."""
+    ws = [Workload("pre-training", "pretrain", "llama-3.1-70b", 1.0e12 * scale),
+          Workload("fine-tuning", "finetune", "llama-3.1-8b", 0.2e12 * scale),
+          Workload("batch inference", "batch_inference", "llama-3.1-70b", 2.0e12 * scale),
+          Workload("interactive inference", "interactive", "llama-3.1-70b", 0.5e12 * scale, interactive_target),
+          Workload("research", "research", "llama-3.1-8b", 0.05e12 * scale)]
+    ps = [Pool("GPU (H100)", "h100", 4096, 10.8), Pool("TPU (v5p)", "tpu-v5p", 4096, 4.2),
+          Pool("LPU (LP30)", "groq-lp30", 4096, 3.0, group=256)]
+    return ws, ps
+
+
+STRATEGIES = {
+    "all on GPUs": lambda w, p: p.startswith("GPU"),
+    "pre-train on TPUs, serve on GPUs": lambda w, p: (p.startswith("TPU") if w in ("pre-training", "fine-tuning")
+                                                      else p.startswith("GPU")),
+    "... plus an LPU tier for interactive": lambda w, p: (p.startswith("TPU") if w in ("pre-training", "fine-tuning")
+                                                          else p.startswith("LPU") if w == "interactive inference"
+                                                          else p.startswith("GPU")),
+    "least cost (any pool)": lambda w, p: not (w == "research" and not p.startswith("GPU")),
+}
+
+
+def compare_strategies(workloads, pools, rates=None) -> pd.DataFrame:
+    """Cost per month of each strategy in :data:`STRATEGIES` (research stays on GPUs in all)."""
+    rates = default_rates(workloads, pools) if rates is None else rates
+    rows = []
+    for name, rule in STRATEGIES.items():
+        allowed = {(w.name, p.name) for w in workloads for p in pools if rule(w.name, p.name)}
+        pl = place(workloads, pools, rates, allowed)
+        rows.append({"strategy": name, "feasible": pl.feasible, "usd_per_month": pl.usd_per_month,
+                     "note": pl.message})
+    return pd.DataFrame(rows)
