@@ -129,9 +129,14 @@ def _allreduce_s(nbytes: float, p: int, bw: float, hop: float) -> float:
 def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int, input_len: int, output_len: int,
              precision: str = "bf16", tp: int | None = None, pp: int = 1, kv_precision: str | None = None,
              mem_efficiency: float = MEM_EFFICIENCY, hop_latency_s: float | None = None,
-             price_usd_per_hour: float | None = None) -> InferenceEstimate:
+             price_usd_per_hour: float | None = None,
+             weight_streaming_bytes_per_s: float | None = None) -> InferenceEstimate:
     """TTFT, TPOT, tokens/s (total, per user, per chip), KV cache, the largest batch that fits,
-    power, tokens/kW and USD per million output tokens for one layout (module docstring)."""
+    power, tokens/kW and USD per million output tokens for one layout (module docstring).
+
+    ``weight_streaming_bytes_per_s``: for models too large for the chips' memory (Cerebras's weight
+    streaming from MemoryX), the weights stay off-chip and stream in at this bandwidth every step;
+    the chip's memory then holds only the KV cache. No published figure: a what-if."""
     model = model if isinstance(model, Model) else get_model(model)
     chip = chip if isinstance(chip, Chip) else get_chip(chip)
     n = _whole("n_chips", n_chips)
@@ -180,10 +185,17 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     kv_split = min(tp, model.kv_heads) if model.mla is None else 1   # K/V heads shared out, replicated beyond
     # -- memory
     w_chip = model.params * bpe / (tp * pp)
+    streaming = weight_streaming_bytes_per_s is not None
+    if streaming:
+        if isinstance(weight_streaming_bytes_per_s, bool) or not (
+                isinstance(weight_streaming_bytes_per_s, numbers.Real) and weight_streaming_bytes_per_s > 0):
+            raise ValueError(f"weight_streaming_bytes_per_s must be > 0, got {weight_streaming_bytes_per_s!r}")
+    resident = 0.0 if streaming else w_chip        # weights that occupy the chip's memory
     kv_tok_chip = kvb / (kv_split * pp)
     ctx_full = s_in + s_out
-    mem_chip = w_chip + B * ctx_full * kv_tok_chip
-    max_batch = max(0, int((usable - w_chip) // (ctx_full * kv_tok_chip)))
+    mem_chip = resident + B * ctx_full * kv_tok_chip
+    max_batch = max(0, int((usable - resident) // (ctx_full * kv_tok_chip)))
+    w_bw = weight_streaming_bytes_per_s if streaming else mem_efficiency * mem_bw
     # -- decode
     b = max(B / pp, 1.0)                                # a microbatch per stage (at least one sequence)
     c = s_in + s_out / 2
@@ -196,7 +208,7 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
         w_read = model.params * bpe - expert_bytes * (1 - touched)
     # the matmuls (weights) and attention (KV cache) are different kernels: each is bound by its own
     # roofline, and their times add (a roofline per operation, as in notebook 01)
-    gemm_mem = w_read / (tp * pp) / (mem_efficiency * mem_bw)
+    gemm_mem = w_read / (tp * pp) / w_bw
     gemm_cmp = b * 2 * n_act / (tp * pp) / (eta * peak)
     attn_mem = b * c * kv_tok_chip / (mem_efficiency * mem_bw)
     attn_cmp = b * 2 * L * c * (d_qk + d_v) / (tp * pp) / (eta_att * peak_att)
@@ -208,7 +220,7 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     # -- prefill (one prompt, idle server)
     pf_flops = s_in * (2 * n_act + L * s_in * (d_qk + d_v)) / (tp * pp)
     pf_cmp = s_in * 2 * n_act / (tp * pp) / (eta * peak) + s_in * L * s_in * (d_qk + d_v) / (tp * pp) / (eta_att * peak_att)
-    pf_mem = (model.params * bpe / (tp * pp)) / (mem_efficiency * mem_bw)
+    pf_mem = (model.params * bpe / (tp * pp)) / w_bw
     pf_comm = (L / pp) * 2 * _allreduce_s(s_in * d * 2, tp, link, hop)
     ttft = pp * (max(pf_cmp, pf_mem) + pf_comm) + (pp - 1) * (hop + s_in * d * 2 / link)
     # -- throughput (static batching: prefill the batch, then decode it)
@@ -228,6 +240,8 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     assumptions = (
         why_eta,
         f"decode reaches {mem_efficiency:.0%} of the memory bandwidth (ESTIMATE)",
+        ("weights streamed in at " + f"{weight_streaming_bytes_per_s / 1e9:,.0f} GB/s per chip (what-if)" if streaming
+         else "weights resident in the chip's memory"),
         f"chip-to-chip hop {hop * 1e6:.1f} µs, link {link / 1e9:.0f} GB/s per direction"
         + ("" if chip.link_latency_s and chip.link_bw_bytes_per_s else " (ESTIMATE: not in the catalogue)"),
         "power: 30% of TDP idle, up to TDP when compute-bound, 70% of the dynamic range when memory-bound (ESTIMATE)",
