@@ -660,3 +660,29 @@ def _template_fleet() -> dict:
 def fleet_chart(df: pd.DataFrame, title: str = "") -> Figure:
     """Monthly cost of each strategy, stacked by pool. ``df``: strategy, workload, pool, usd_per_month."""
     return Figure.from_template(_template_fleet(), title=title, hours=df[["strategy", "workload", "pool", "usd_per_month"]])
+
+
+# -- designing a chip (notebook 09) -------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _template_design_map() -> dict:
+    base = alt.Chart(_data("cells")).mark_rect().encode(
+        x=alt.X("matrix_mm2:O", title="matrix-unit area (mm²)", axis=alt.Axis(labelOverlap=True)),
+        y=alt.Y("n_hbm_stacks:O", title="HBM stacks", sort="descending"),
+        color=alt.Color("share_of_best:Q", title="share of the best", scale=alt.Scale(scheme="viridis", domain=[0, 1])),
+        tooltip=["workload:N", "matrix_mm2:Q", "n_hbm_stacks:Q", alt.Tooltip("sram_mb:Q", format=".0f", title="best SRAM (MB)"),
+                 alt.Tooltip("tokens_per_s_per_chip:Q", format=",.0f"), alt.Tooltip("share_of_best:Q", format=".0%"), "limit:N"])
+    best = alt.Chart(_data("best")).mark_point(shape="diamond", size=160, color="white", filled=True, stroke="black").encode(
+        x="matrix_mm2:O", y=alt.Y("n_hbm_stacks:O", sort="descending"), tooltip=["design:N"])
+    panels = [alt.layer(base.transform_filter(alt.datum.workload == w),
+                        best.transform_filter(alt.datum.workload == w)).properties(width=260, height=200, title=w)
+              for w in ("training", "decode")]
+    return alt.hconcat(*panels).resolve_scale(color="shared").to_dict()
+
+
+def design_map_chart(cells: pd.DataFrame, best: pd.DataFrame, title: str = "") -> Figure:
+    """For each workload, throughput of every (matrix area, HBM stacks) split as a share of that
+    workload's best, the best SRAM at each cell; diamonds mark the optima."""
+    spec_cells = cells[["workload", "matrix_mm2", "n_hbm_stacks", "sram_mb", "tokens_per_s_per_chip", "share_of_best", "limit"]]
+    spec = Figure.from_template(_template_design_map(), title=title, cells=spec_cells,
+                                best=best[["workload", "matrix_mm2", "n_hbm_stacks", "design"]])
+    return spec

@@ -225,7 +225,8 @@ def rent_or_own(chip: Chip | str, tokens_per_s_per_chip: float, utilisation: flo
     from .chip import get_chip
 
     c = chip if isinstance(chip, Chip) else get_chip(chip)
-    if not (isinstance(tokens_per_s_per_chip, numbers.Real) and tokens_per_s_per_chip > 0):
+    if isinstance(tokens_per_s_per_chip, bool) or not (isinstance(tokens_per_s_per_chip, numbers.Real)
+                                                       and math.isfinite(tokens_per_s_per_chip) and tokens_per_s_per_chip > 0):
         raise ValueError(f"tokens_per_s_per_chip must be > 0, got {tokens_per_s_per_chip!r}")
     inp = tco_inputs()
     kw = {k: v for k, v in inp.items() if k != "purchase_usd"}
@@ -250,6 +251,8 @@ def tornado(fn, base: dict, ranges: dict) -> pd.DataFrame:
     """Sensitivity of ``fn(**inputs)`` (a number) to each input: for each ``name: (low, high)`` in
     ``ranges``, the output with that input at its low and at its high value, the others at ``base``.
     Rows sorted by swing (|high - low|), largest first: the bars of a tornado chart."""
+    if not ranges:
+        raise ValueError("give at least one input range, e.g. {'pue': (1.1, 1.6)}")
     y0 = fn(**base)
     rows = []
     for name, (lo, hi) in ranges.items():

@@ -203,6 +203,10 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in [
                      1.0, 0.5, 100_000, engineer_months=0, validation_usd=300_000, tooling_usd=0, port_months=0,
                      churn_per_month=0.0)), 0.0,
              "Savings per month = 0.5 × 100,000; divide the port cost by it and round up.", "months"),
+    Exercise("more-hbm-stacks", "09", "Which optimum has more HBM stacks in the default comparison: 'training' or 'decode'?",
+             lambda: {"decode" if (lambda c: c.iloc[1].n_hbm_stacks > c.iloc[0].n_hbm_stacks)(
+                 __import__("accelbook.chipdesign", fromlist=["compare_8t_8i"]).compare_8t_8i()) else "training"},
+             hint="Decode reads every weight per token; which resource does that need?"),
 ]}
 
 

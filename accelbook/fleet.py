@@ -40,11 +40,10 @@ class Workload:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"workload kind must be one of {KINDS}, got {self.kind!r}")
-        if isinstance(self.tokens_per_month, bool) or not (isinstance(self.tokens_per_month, numbers.Real)
-                                                           and self.tokens_per_month >= 0):
-            raise ValueError(f"{self.name}: tokens_per_month must be >= 0, got {self.tokens_per_month!r}")
-        if not (isinstance(self.min_tokens_per_s_per_user, numbers.Real) and self.min_tokens_per_s_per_user >= 0):
-            raise ValueError(f"{self.name}: min_tokens_per_s_per_user must be >= 0")
+        for f in ("tokens_per_month", "min_tokens_per_s_per_user"):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not (isinstance(v, numbers.Real) and math.isfinite(v) and v >= 0):
+                raise ValueError(f"{self.name}: {f} must be a finite number >= 0, got {v!r}")
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,9 @@ class Pool:
     def __post_init__(self):
         if isinstance(self.chips, bool) or not isinstance(self.chips, numbers.Integral) or self.chips < 0:
             raise ValueError(f"{self.name}: chips must be a whole number >= 0, got {self.chips!r}")
-        if not (isinstance(self.usd_per_chip_hour, numbers.Real) and self.usd_per_chip_hour > 0):
+        if isinstance(self.usd_per_chip_hour, bool) or not (isinstance(self.usd_per_chip_hour, numbers.Real)
+                                                            and math.isfinite(self.usd_per_chip_hour)
+                                                            and self.usd_per_chip_hour > 0):
             raise ValueError(f"{self.name}: usd_per_chip_hour must be > 0, got {self.usd_per_chip_hour!r}")
 
 
@@ -121,6 +122,9 @@ def place(workloads, pools, rates: pd.DataFrame | None = None, allowed=None) -> 
     if unserved:
         return Placement(False, math.inf, pd.DataFrame(),
                          f"no allowed pool can run {', '.join(unserved)} (or meet its latency target)")
+    if not idx:   # nothing to place, and (checked above) no demand that needed a pool
+        return Placement(True, 0.0, pd.DataFrame(0.0, index=[w.name for w in workloads],
+                                                 columns=[p.name for p in pools]), "")
     cost = np.array([pools[j].usd_per_chip_hour for i, j in idx])
     A_ub, b_ub = [], []
     for i in range(W):                      # demand: -Σ rate·3600·x <= -demand

@@ -71,7 +71,7 @@ def cash_flow(m: Migration) -> pd.DataFrame:
     vol = m.volume_m_tokens_per_month * (1 + m.growth_per_month) ** t
     q, k = m.churn_per_month, m.port_months
     # P(live at t): past the first port, and no churn in the last k months (each churn restarts a port)
-    live = np.where(t >= k, (1 - q) ** np.minimum(t, k), 0.0) if q < 1 else np.zeros_like(vol)
+    live = np.where(t >= k, (1 - q) ** np.minimum(t, k), 0.0)
     save = (m.usd_per_m_tokens_old - m.usd_per_m_tokens_new) * vol * live
     rework = np.where(t >= 1, q * m.rework_share * m.port_cost_usd, 0.0)
     net = save - rework

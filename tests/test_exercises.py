@@ -38,6 +38,7 @@ HAND = {
     "decode-bound-b1": "memory",
     "capex-per-hour": 2.283,    # 40000 / (4 x 8760 x 0.5)
     "payback-simple": 6,        # 300,000 / 50,000 per month
+    "more-hbm-stacks": "decode",
 }
 
 
