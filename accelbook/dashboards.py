@@ -626,7 +626,13 @@ def moe_routing_view(n_experts, top_k, skew, capacity_factor, n_chips, placement
     if limit and limit > groups:
         raise ValueError(f"a limit of {limit} nodes needs at least {limit} nodes of 8 chips; have {groups} "
                          f"({n_chips} chips)")
-    T = tokens_per_chip * n_chips
+    T_full = tokens_per_chip * n_chips
+    # a slider move must stay fast: past 2**23 token-expert scores in all (2**21 with a node limit, whose
+    # group scores cost more), simulate a sample of whole tokens per chip and scale the bytes back up
+    # (loads and imbalance are per-token statistics)
+    budget = (2**21 if limit else 2**23) // (n_experts * n_batches)
+    T = min(T_full, max(n_chips, (budget // n_chips) * n_chips))
+    scale = T_full / T
     r = moe.simulate_routing(T, n_experts, top_k, skew=skew, capacity_factor=capacity_factor or None,
                              n_batches=n_batches, seed=0, drift=drift, bias_rate=bias_rate, n_groups=groups,
                              node_limit=limit)
@@ -647,7 +653,8 @@ def moe_routing_view(n_experts, top_k, skew, capacity_factor, n_chips, placement
                f"expert layer runs at **{1 / chip_imb:.0%}** of balanced speed. Dropped: **{s['dropped_fraction']:.1%}** "
                f"of assignments. Each token goes to {traffic['copies_per_token']:.2f} chips on average "
                f"({s['groups_per_token']:.2f} nodes of {groups}); a chip sends up to "
-               f"{fmt_si(traffic['sent'].max(), 'B')} per dispatch ({MOE_D_MODEL_BYTES:,} bytes per copy).")
+               f"{fmt_si(traffic['sent'].max() * scale, 'B')} per dispatch ({MOE_D_MODEL_BYTES:,} bytes per copy)."
+               + (f" Simulated a sample of {T:,} of the {T_full:,} tokens per batch." if scale > 1 else ""))
     table = pd.DataFrame({"batch": np.arange(r.n_batches), "imbalance": r.imbalance,
                           "dropped": r.dropped_fraction, "nodes per token": r.mean_groups_per_token})
     return View(chips, fig, summary, table=table)
