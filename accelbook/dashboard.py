@@ -274,11 +274,9 @@ def table_html(df: pd.DataFrame) -> str:
 
 
 def _browser_charts_available() -> bool:
-    try:
-        import anywidget  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    import importlib.util
+
+    return importlib.util.find_spec("anywidget") is not None
 
 
 _OFFLINE_DONE = False

@@ -447,6 +447,13 @@ def _estimate_summary(e: "training.TrainingEstimate", train_tokens: float) -> st
     return "\n\n".join(lines)
 
 
+@functools.lru_cache(maxsize=64)
+def _best_layout(model, chip, n_chips, batch_tokens, seq_len, precision, tp_overlap):
+    """The search's best layout (cached: moving a layout slider does not search again)."""
+    return training.search(model, chip, n_chips, batch_tokens, seq_len, precision=precision, top=1,
+                           tp_overlap=tp_overlap).attrs["best"]
+
+
 def training_view(model, chip, n_chips, batch_tokens, seq_len, tp, pp, cp, vp, microbatch, zero_stage, recompute,
                   precision, tp_overlap=0.0, train_tokens_t=15.0) -> View:
     layout = dict(tp=tp, pp=pp, cp=cp, vp=vp, microbatch=microbatch, zero_stage=zero_stage, recompute=recompute,
@@ -455,8 +462,7 @@ def training_view(model, chip, n_chips, batch_tokens, seq_len, tp, pp, cp, vp, m
     ests = {"your layout: " + _layout_label(mine.config): mine}
     note = ""
     try:
-        best = training.search(model, chip, n_chips, batch_tokens, seq_len, precision=precision, top=1,
-                               tp_overlap=tp_overlap).attrs["best"]
+        best = _best_layout(model, chip, n_chips, batch_tokens, seq_len, precision, tp_overlap)
         ests["search's best: " + _layout_label(best.config)] = best
         note = (f"\n\nThe search's best layout is **{mine.step_time_s / best.step_time_s:.2f}× faster** "
                 f"than yours (MFU {best.mfu:.1%})." if mine.step_time_s > best.step_time_s * 1.0005 or not mine.fits
@@ -770,12 +776,18 @@ def _memory_chip_options() -> list[tuple[str, str]]:
             and not c.id.endswith("lpx")]
 
 
+@functools.lru_cache(maxsize=64)
+def _batch_sweep(model, chip, n_chips, input_len, output_len, precision, tp) -> pd.DataFrame:
+    """Every batch of every layout up to ``tp`` (cached: the batch slider only moves the marker)."""
+    return inference.sweep(model, chip, n_chips, input_len, output_len, precision,
+                           batches=[2**k for k in range(0, 13)], max_tp=tp)
+
+
 def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, precision) -> View:
     if n_chips % tp:
         raise ValueError(f"{n_chips} chips do not split into replicas of tp = {tp}")
     e = inference.estimate(model, chip, n_chips, batch, input_len, output_len, precision, tp=tp)
-    sw = inference.sweep(model, chip, n_chips, input_len, output_len, precision,
-                         batches=[2**k for k in range(0, 13)], max_tp=tp)
+    sw = _batch_sweep(model, chip, n_chips, input_len, output_len, precision, tp)
     if not sw.empty:
         sw = sw[(sw["tp"] == tp) & (sw["pp"] == n_chips // tp // e.config["replicas"])]
     if sw.empty:
@@ -947,7 +959,7 @@ def migration_view(cost_old, cost_new, volume_m, growth, engineer_months, churn,
     from dataclasses import replace
 
     flows = []
-    for label, mm in ((f"{volume_m:,.0f}M tokens/month", m), (f"half the volume", replace(m, volume_m_tokens_per_month=volume_m / 2)),
+    for label, mm in ((f"{volume_m:,.0f}M tokens/month", m), ("half the volume", replace(m, volume_m_tokens_per_month=volume_m / 2)),
                       ("twice the volume", replace(m, volume_m_tokens_per_month=volume_m * 2))):
         flows.append(migration.cash_flow(mm).assign(case=label))
     flow = pd.concat(flows, ignore_index=True)

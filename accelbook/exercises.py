@@ -130,6 +130,32 @@ def _decode_bound() -> set[str]:
     return {row["bound"]}
 
 
+def _lpu_chips_70b() -> int:
+    from .inference import min_chips
+
+    return min_chips("llama-3.1-70b", "groq-lpu-v1", "int8")
+
+
+def _decode_bound_b1() -> set[str]:
+    from .inference import estimate
+
+    return {estimate("llama-3.1-70b", "h200", 1, 1, 1024, 256, "fp8").decode_bound}
+
+
+def _payback_simple() -> float:
+    from .migration import Migration, payback_months
+
+    return payback_months(Migration(1.0, 0.5, 100_000, engineer_months=0, validation_usd=300_000, tooling_usd=0,
+                                    port_months=0, churn_per_month=0.0))
+
+
+def _more_hbm_stacks() -> set[str]:
+    from .chipdesign import compare_8t_8i
+
+    c = compare_8t_8i()
+    return {"decode" if c.iloc[1].n_hbm_stacks > c.iloc[0].n_hbm_stacks else "training"}
+
+
 EXERCISES: dict[str, Exercise] = {e.id: e for e in [
     Exercise("ridge-h100", "00", "What is the ridge point of an H100 in dense bf16, in FLOP/byte?",
              lambda: _ridge("h100"), 0.02, "Divide peak FLOP/s by memory bandwidth in bytes/s; both from ab.get_chip('h100').",
@@ -184,7 +210,7 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in [
              "dashboard): is the all-to-all 'latency' or 'bandwidth' bound?", _decode_bound,
              hint="Compare 16 hops × 1 µs plus the per-message overheads with one token's 14 KB per copy ÷ link bandwidth."),
     Exercise("lpu-chips-70b-int8", "07", "Groq LPU v1 chips (230 MB SRAM) to hold Llama 3.1 70B in int8?",
-             lambda: __import__("accelbook.inference", fromlist=["min_chips"]).min_chips("llama-3.1-70b", "groq-lpu-v1", "int8"),
+             _lpu_chips_70b,
              0.0, "Parameters × 1 byte ÷ 230 MB, rounded up.", "chips"),
     Exercise("spec-tokens-per-step", "07", "Tokens per verification step, acceptance 0.8, γ = 3?",
              lambda: (1 - 0.8**4) / (1 - 0.8), 0.01, "(1 - a^(γ+1)) / (1 - a).", "tokens"),
@@ -192,20 +218,15 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in [
              lambda: get_model("llama-3.1-70b").kv_cache_bytes_per_token("bf16"), 0.0,
              "2 (K and V) × layers × KV heads × head size × 2 bytes.", "bytes"),
     Exercise("decode-bound-b1", "06", "Decoding Llama 3.1 70B at batch 1 on one H200 in fp8: 'memory' or 'compute' bound?",
-             lambda: {__import__("accelbook.inference", fromlist=["estimate"]).estimate(
-                 "llama-3.1-70b", "h200", 1, 1, 1024, 256, "fp8").decode_bound},
+             _decode_bound_b1,
              hint="Each token multiplies every weight once: 2 FLOPs per byte of fp8 weights, far below the ridge."),
     Exercise("capex-per-hour", "08", "Straight-line capex per useful hour: USD 40,000 over 4 years at 50% utilisation?",
              lambda: 40000 / (4 * 8760 * 0.5), 0.01, "Purchase ÷ (years × 8,760 h × utilisation).", "USD/h"),
     Exercise("payback-simple", "08", "Months to pay back USD 300,000 saving USD 0.5/M tokens at 100,000M tokens a month?",
-             lambda: __import__("accelbook.migration", fromlist=["payback_months"]).payback_months(
-                 __import__("accelbook.migration", fromlist=["Migration"]).Migration(
-                     1.0, 0.5, 100_000, engineer_months=0, validation_usd=300_000, tooling_usd=0, port_months=0,
-                     churn_per_month=0.0)), 0.0,
+             _payback_simple, 0.0,
              "Savings per month = 0.5 × 100,000; divide the port cost by it and round up.", "months"),
     Exercise("more-hbm-stacks", "09", "Which optimum has more HBM stacks in the default comparison: 'training' or 'decode'?",
-             lambda: {"decode" if (lambda c: c.iloc[1].n_hbm_stacks > c.iloc[0].n_hbm_stacks)(
-                 __import__("accelbook.chipdesign", fromlist=["compare_8t_8i"]).compare_8t_8i()) else "training"},
+             _more_hbm_stacks,
              hint="Decode reads every weight per token; which resource does that need?"),
 ]}
 

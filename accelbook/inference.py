@@ -218,8 +218,9 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm
     tpot = pp * t_stage + (pp - 1) * (hop + b * d * 2 / link)
     # -- prefill (one prompt, idle server)
-    pf_flops = s_in * (2 * n_act + L * s_in * (d_qk + d_v)) / (tp * pp)
-    pf_cmp = s_in * 2 * n_act / (tp * pp) / (eta * peak) + s_in * L * s_in * (d_qk + d_v) / (tp * pp) / (eta_att * peak_att)
+    per_tok = 2 * n_act / (tp * pp) / (eta * peak)                 # one token's matmuls
+    pf_tok = per_tok + L * s_in * (d_qk + d_v) / (tp * pp) / (eta_att * peak_att)   # ... plus causal attention
+    pf_cmp = s_in * pf_tok
     pf_mem = (model.params * bpe / (tp * pp)) / w_bw
     pf_comm = (L / pp) * 2 * _allreduce_s(s_in * d * 2, tp, link, hop)
     ttft = pp * (max(pf_cmp, pf_mem) + pf_comm) + (pp - 1) * (hop + s_in * d * 2 / link)
@@ -259,7 +260,9 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
         breakdown=dict(decode_memory_s=t_mem, decode_compute_s=t_cmp, decode_comm_s=t_comm, stage_s=t_stage,
                        decode_gemm_s=max(gemm_mem, gemm_cmp), decode_attention_s=max(attn_mem, attn_cmp),
                        prefill_compute_s=pf_cmp, prefill_memory_s=pf_mem, prefill_comm_s=pf_comm,
-                       weights_per_chip_bytes=w_chip, kv_per_chip_bytes=B * ctx_full * kv_tok_chip),
+                       weights_per_chip_bytes=w_chip, kv_per_chip_bytes=B * ctx_full * kv_tok_chip,
+                       kv_token_per_chip_bytes=kv_tok_chip, decode_per_seq_s=per_tok,
+                       decode_per_ctx_token_s=kv_tok_chip / (mem_efficiency * mem_bw), prefill_per_token_s=pf_tok),
         assumptions=assumptions,
     )
 
@@ -493,22 +496,11 @@ def step_cost(model, chip, n_chips: int, precision: str = "fp8", tp: int | None 
     from .serving import StepCost
 
     e = estimate(model, chip, n_chips, 1, input_len, output_len, precision, tp=tp)
-    m = model if isinstance(model, Model) else get_model(model)
-    c = chip if isinstance(chip, Chip) else get_chip(chip)
-    tp_, pp = e.config["tp"], e.config["pp"]
-    peak = _peak(c, precision)
-    eta, _ = _gemm_eff(c, precision)
-    bw = c.memory_bw_bytes_per_s * MEM_EFFICIENCY
-    b = e.breakdown
-    kv_tok_chip = m.kv_cache_bytes_per_token(e.config["kv_precision"]) / (
-        (min(tp_, m.kv_heads) if m.mla is None else 1) * pp)
-    d_qk, d_v = m.attention_dim
-    per_tok = 2 * m.matmul_params_active / (tp_ * pp) / (eta * peak)
-    attn_tok = m.n_layers * input_len * (d_qk + d_v) / (tp_ * pp) / (eta * peak)
+    b, pp = e.breakdown, e.config["pp"]
     cap = e.memory_capacity_bytes - b["weights_per_chip_bytes"]
     if cap <= 0:
         raise ValueError(e.why_not_fit())
-    return StepCost(decode_base_s=b["decode_gemm_s"] * pp + b["decode_comm_s"] * pp,
-                    decode_per_seq_s=per_tok * pp, decode_per_ctx_token_s=kv_tok_chip / bw * pp,
-                    prefill_base_s=b["prefill_comm_s"] * pp, prefill_per_token_s=(per_tok + attn_tok) * pp,
-                    max_batch=max(1, e.max_batch_size), max_kv_tokens=int(cap // kv_tok_chip))
+    return StepCost(decode_base_s=(b["decode_gemm_s"] + b["decode_comm_s"]) * pp,
+                    decode_per_seq_s=b["decode_per_seq_s"] * pp, decode_per_ctx_token_s=b["decode_per_ctx_token_s"] * pp,
+                    prefill_base_s=b["prefill_comm_s"] * pp, prefill_per_token_s=b["prefill_per_token_s"] * pp,
+                    max_batch=max(1, e.max_batch_size), max_kv_tokens=int(cap // b["kv_token_per_chip_bytes"]))

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
 
-import numpy as np
 import pytest
 
 from accelbook import clusters as C
