@@ -535,7 +535,7 @@ def crossover_chart(sweep: pd.DataFrame, tokens_per_chip: float, title: str = ""
 @functools.lru_cache(maxsize=1)
 def _template_batch_sweep() -> dict:
     x = alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title="batch (sequences per replica)",
-              axis=alt.Axis(labelOverlap="greedy"))
+              axis=alt.Axis(format="~s", labelOverlap="greedy"))
     tpot = alt.Chart(_data("sweep")).mark_line(point=True, color="#d62728").encode(
         x=x, y=alt.Y("tpot_ms:Q", title="time per output token (ms)"),
         tooltip=["batch:Q", alt.Tooltip("tpot_ms:Q", format=".2f"), "decode_bound:N"])
