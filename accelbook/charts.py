@@ -355,14 +355,17 @@ def hop_histogram_chart(df: pd.DataFrame) -> Figure:
 
 @functools.lru_cache(maxsize=1)
 def _template_collective() -> dict:
-    x = alt.X("size_mib:Q", scale=alt.Scale(type="log"), title="message size (MiB)")
+    x = alt.X("size_mib:Q", scale=alt.Scale(type="log", nice=False), title="message size (MiB)",
+              axis=alt.Axis(values=[10.0**k for k in range(-3, 5)], format="~g"))
     line = alt.Chart(_data("curve")).mark_line().encode(
         x=x, y=alt.Y("busbw_gb_s:Q", title="bus bandwidth (GB/s)"), color=alt.Color("system:N", title=None,
                                                                                    legend=alt.Legend(orient="bottom")),
-        tooltip=["system:N", "algorithm:N", alt.Tooltip("size_mib:Q", format=".3g"),
+        tooltip=["system:N", "algorithm:N", "protocol:N", alt.Tooltip("size_mib:Q", format=".3g"),
                  alt.Tooltip("busbw_gb_s:Q", format=".1f")])
     pts = alt.Chart(_data("curve")).mark_point(size=25, filled=True).encode(
-        x=x, y="busbw_gb_s:Q", color="system:N", shape=alt.Shape("algorithm:N", title="algorithm chosen"))
+        x=x, y="busbw_gb_s:Q", color="system:N", shape=alt.Shape("algorithm:N", title="algorithm chosen"),
+        tooltip=["system:N", "algorithm:N", "protocol:N", alt.Tooltip("size_mib:Q", format=".3g"),
+                 alt.Tooltip("busbw_gb_s:Q", format=".1f")])
     here = alt.Chart(_data("here")).mark_rule(strokeDash=[4, 4], color="black").encode(x=x)
     meas = alt.Chart(_data("measured")).mark_point(shape="diamond", size=120, color="black", filled=True).encode(
         x=x, y="busbw_gb_s:Q", tooltip=["case:N", alt.Tooltip("busbw_gb_s:Q", format=".0f")])
@@ -377,7 +380,7 @@ def collective_chart(curve: pd.DataFrame, size_bytes: float, measured: pd.DataFr
     m = measured if measured is not None else pd.DataFrame(columns=["case", "message_bytes", "busbw_gb_s"])
     m = m.assign(size_mib=m["message_bytes"] / 2**20)
     return Figure.from_template(_template_collective(), title=title,
-                                curve=c[["system", "algorithm", "size_mib", "busbw_gb_s"]],
+                                curve=c[["system", "algorithm", "protocol", "size_mib", "busbw_gb_s"]],
                                 here=pd.DataFrame({"size_mib": [size_bytes / 2**20]}),
                                 measured=m[["case", "size_mib", "busbw_gb_s"]])
 

@@ -2,10 +2,18 @@
 
 For ``p`` ranks and a buffer of ``S`` bytes (the "size" of nccl-tests), every algorithm's time is
 
-    t = steps · α + bytes_on_the_busiest_link / (η · B)
+    t = base + steps · α + bytes_on_the_busiest_link / (η · share · B)
 
-with ``α`` the latency of one step (``topology.hop_latency_s``), ``B`` one link's bandwidth per
-direction and ``η`` the share of line rate the library reaches (``topology.efficiency``). The
+with ``α`` the latency of one step, ``B`` one link's bandwidth per direction and ``η`` the share
+of line rate the library reaches (``topology.efficiency``). On GPU fabrics the latencies come from
+NCCL's own cost model (``src/graph/tuning.cc``) for each of its wire protocols, and the estimate
+takes the fastest algorithm × protocol pair, as NCCL's tuner does:
+
+    LL      6.6 µs + 0.6 µs a step on NVLink, half the bandwidth (8 data bytes per 16 sent), ≤ 141 GB/s
+    LL128  14 µs + 1.9 µs a step, 92 % of the bandwidth
+    Simple  8.4 µs + 3.4 µs a step, full bandwidth (inter-node steps: 2.7 / 4 / 14 µs)
+
+Other networks (TPU ICI) have one protocol: ``topology.hop_latency_s`` a step, no fixed cost. The
 results are reported as nccl-tests does (github.com/NVIDIA/nccl-tests, doc/PERFORMANCE.md):
 
     algbw = S / t,     busbw = algbw · factor,   factor = 2(p-1)/p (all-reduce),
@@ -17,23 +25,27 @@ Algorithms:
 
 - ``ring``: 2(p-1) steps of S/p for all-reduce (reduce-scatter + all-gather), p-1 for the others.
   On a switched domain the ring uses each GPU's full link; on a torus, a bidirectional ring over
-  the whole torus uses two links per chip.
-- ``tree``: NCCL's double binary tree, 2·⌈log2 p⌉ steps; each rank is an inner node of one tree
-  and a leaf of the other, so 2S crosses its link each way (Sanders et al. 2009): slower than a
-  ring for large messages, faster for small ones on many ranks.
+  the whole torus uses two links per chip. On a GPU cluster NCCL runs one ring per rail, each
+  leaving the node through a different GPU's NIC, so the NICs of a node work in parallel and the
+  node-crossing steps pay the NIC's latency.
+- ``tree``: a double binary tree, 2·⌈log2 p⌉ steps; each rank is an inner node of one tree and a
+  leaf of the other, so 2S crosses its link each way (Sanders et al. 2009): slower than a ring for
+  large messages, faster for small ones on many ranks. NCCL's tree is a chain inside a node
+  (2(g-1) steps) and a tree across nodes.
 - ``torus``: dimension by dimension (reduce-scatter along each axis, then all-gather back), each
   axis a bidirectional ring if it wraps (2 links) or a line if not (1); the message shrinks by
   the axis length after each reduce-scatter (scaling-book, "Sharded matrices" collective costs).
-- ``nvls``: in-switch reduction (NVLink SHARP): each GPU sends S once and receives S once,
-  2 steps. Theory gives all-reduce busbw 2(p-1)/p·B; measured is lower (see notebook 03).
+- ``nvls``: in-switch reduction (NVLink SHARP): a multimem load-reduce of each GPU's shard, then a
+  multicast store of the result, so each link carries S(1 + 1/p) each way at the rate NCCL's model
+  gives NVLS (``topology.in_network_efficiency``, 0.85 on Hopper), after a fixed 25 µs.
 - ``hierarchical``: reduce-scatter inside each node (NVLink), all-reduce of S/g across nodes on the
-  IB rails, all-gather inside the node.
+  IB rails, all-gather inside the node, one after the other (not pipelined).
 - ``direct``: all-to-all with a message to every peer at once (switched, full mesh).
 - ``routed``: all-to-all over any network: each pair's S/p bytes follow the shortest paths (split
   equally), so the time is the busiest link's load (``topology.all_to_all_load``) × S/p ÷ ηB, plus
   diameter × α.
 
-``estimate(..., algorithm=None)`` returns the fastest applicable algorithm, as NCCL's tuner aims to.
+``estimate(..., algorithm=None)`` returns the fastest applicable algorithm (and protocol).
 """
 
 from __future__ import annotations
@@ -44,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .topology import Topology
+from .topology import Protocol, Topology
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
 
@@ -64,6 +76,7 @@ def bus_factor(collective: str, p: int) -> float:
 class Estimate:
     collective: str
     algorithm: str
+    protocol: str           # NCCL's LL, LL128 or Simple where the fabric lists them, else "plain"
     message_bytes: float
     ranks: int
     time_s: float
@@ -109,33 +122,83 @@ def _torus(c, S, topo: Topology, alpha, link):
     return lat, bw_time
 
 
-def _estimate_one(c, S, topo: Topology, alg) -> tuple[float, float]:
+def _protocols(topo: Topology) -> tuple[Protocol, ...]:
+    """The library's protocols on this fabric, or one plain protocol: ``hop_latency_s`` a step, no fixed cost."""
+    return topo.protocols or (Protocol("plain", 0.0, topo.hop_latency_s),)
+
+
+def _nic(topo: Topology, proto: Protocol) -> tuple[float, float]:
+    """Inter-node step latency and usable NIC rate in ``proto`` (a cluster's IB rails)."""
+    p = topo.params
+    nic_proto = {q.name: q for q in p.get("nic_protocols", ())}.get(proto.name)
+    step = nic_proto.step_latency_s if nic_proto else p["nic_latency_s"]
+    share = nic_proto.bandwidth_share if nic_proto else 1.0
+    return step, p["nic_bw_bytes_per_s"] * p.get("nic_efficiency", topo.efficiency) * share
+
+
+def _estimate_one(c, S, topo: Topology, alg, proto: Protocol) -> tuple[float, float]:
     p = topo.n_endpoints
-    alpha = topo.hop_latency_s
-    link = topo.link_bw_bytes_per_s * topo.efficiency
+    alpha = proto.step_latency_s
+    link = min(topo.link_bw_bytes_per_s * topo.efficiency * proto.bandwidth_share, proto.max_busbw_bytes_per_s)
+    kind = topo.kind
+    if alg == "nvls":
+        if not topo.in_network_reduction or kind != "switched":
+            raise ValueError("NVLS needs a switched domain with in-network reduction")
+        if proto is not _protocols(topo)[-1]:
+            raise ValueError("NVLS runs in the bulk (Simple) protocol only")
+        if c == "all_to_all":
+            raise ValueError("NVLS does not do all_to_all")
+        # multimem load-reduce then multicast store: each GPU's link carries S + S/p each way in an
+        # all-reduce (S/p of every shard read out, its own reduced shard back; then the reverse)
+        rate = topo.link_bw_bytes_per_s * topo.efficiency * topo.in_network_efficiency
+        data = {"all_reduce": S * (1 + 1 / p), "broadcast": S}.get(c, (p - 1) / p * S)
+        return (topo.in_network_latency_s or 2 * alpha), data / rate
+    lat, bw = _algorithm(c, S, topo, alg, alpha, link, proto)
+    return proto.base_latency_s + lat, bw
+
+
+def _algorithm(c, S, topo: Topology, alg, alpha, link, proto) -> tuple[float, float]:
+    p = topo.n_endpoints
     kind = topo.kind
     if alg == "ring":
         if c == "all_to_all":
             raise ValueError("a ring all-to-all forwards messages over many hops: use routed or direct")
-        per_chip = link * (2 if kind in ("torus", "tpu_pod", "ring") and any(topo.wraparound) else 1)
         if kind == "cluster":
-            per_chip = min(link, topo.params["nic_bw_bytes_per_s"] * topo.efficiency)
+            # NCCL runs one ring per rail (g rings, each 1/g of the data), laid out so that ring r leaves
+            # every node through GPU r's NIC: a GPU's NIC carries one ring's crossing, its NVLink the
+            # other g-1 rings' steps. The steps that cross nodes pay the NIC's latency.
+            g, nodes = topo.params["gpus_per_node"], topo.params["nodes"]
+            nic_step, nic_rate = _nic(topo, proto)
+            lat, _ = _ring(c, S, p, alpha, link)
+            if nodes == 1:
+                return _ring(c, S, p, alpha, link)
+            data = (2 if c == "all_reduce" else 1) * (p - 1) / p * S
+            if c == "broadcast":
+                data = S
+            bw = data * max((g - 1) / g / link, 1 / (g * nic_rate))
+            inter = (2 if c == "all_reduce" else 1) * (nodes - 1)
+            return lat + inter * (nic_step - alpha), bw
+        per_chip = link * (2 if kind in ("torus", "tpu_pod", "ring") and any(topo.wraparound) else 1)
         return _ring(c, S, p, alpha, per_chip)
     if alg == "tree":
-        bw = link if kind != "cluster" else min(link, topo.params["nic_bw_bytes_per_s"] * topo.efficiency)
-        return _tree(c, S, p, alpha, bw)
+        if kind == "cluster" and topo.params["nodes"] > 1:
+            # NCCL: a chain inside each node, a double binary tree across nodes, one per rail
+            if c not in ("all_reduce", "broadcast"):
+                raise ValueError("tree algorithms exist for all_reduce and broadcast")
+            g, nodes = topo.params["gpus_per_node"], topo.params["nodes"]
+            nic_step, nic_rate = _nic(topo, proto)
+            f = 2 if c == "all_reduce" else 1
+            lat = f * ((g - 1) * alpha + math.ceil(math.log2(nodes)) * nic_step)
+            return lat, f * S * max((g - 1) / g / link, 1 / (g * nic_rate))
+        if topo.protocols and kind in ("switched", "cluster"):
+            # NCCL's tree inside one node is a chain: p-1 steps up, p-1 down
+            lat, bw = _tree(c, S, p, alpha, link)
+            return (2 if c == "all_reduce" else 1) * (p - 1) * alpha, bw
+        return _tree(c, S, p, alpha, link)
     if alg == "torus":
         if kind not in ("torus", "mesh", "tpu_pod", "ring"):
             raise ValueError("the torus algorithm needs a torus or mesh")
         return _torus(c, S, topo, alpha, link)
-    if alg == "nvls":
-        if not topo.in_network_reduction or kind != "switched":
-            raise ValueError("NVLS needs a switched domain with in-network reduction")
-        if c == "all_reduce":
-            return 2 * alpha, S / link
-        if c in ("all_gather", "reduce_scatter", "broadcast"):
-            return 2 * alpha, (p - 1) / p * S / link if c != "broadcast" else S / link
-        raise ValueError("NVLS does not do all_to_all")
     if alg == "direct":
         if c != "all_to_all" or kind not in ("switched", "full_mesh"):
             raise ValueError("direct is all_to_all on a switched domain or full mesh")
@@ -150,15 +213,16 @@ def _estimate_one(c, S, topo: Topology, alg) -> tuple[float, float]:
         if kind != "cluster":
             raise ValueError("hierarchical algorithms need a gpu_cluster")
         g, nodes = topo.params["gpus_per_node"], topo.params["nodes"]
-        nic = topo.params["nic_bw_bytes_per_s"] * topo.efficiency
+        nic_step, nic_rate = _nic(topo, proto)
         lat_in, bw_in = _ring("reduce_scatter", S, g, alpha, link)
-        lat_x, bw_x = _ring(c if c != "reduce_scatter" else "reduce_scatter", S / g, nodes,
-                            topo.params["nic_latency_s"], nic) if nodes > 1 else (0.0, 0.0)
+        lat_x, bw_x = _ring(c, S / g, nodes, nic_step, nic_rate) if nodes > 1 else (0.0, 0.0)
         if c == "all_reduce":
             return 2 * lat_in + lat_x, 2 * bw_in + bw_x
         if c in ("all_gather", "reduce_scatter"):
-            return lat_in + lat_x, bw_in + bw_x * g / g
+            return lat_in + lat_x, bw_in + bw_x
         raise ValueError("hierarchical covers all_reduce, all_gather and reduce_scatter")
+    if alg == "nvls":
+        raise ValueError("NVLS is handled with its own latency")
     raise ValueError(f"unknown algorithm {alg!r}; have {ALGORITHMS}")
 
 
@@ -194,19 +258,22 @@ def estimate(collective: str, message_bytes: float, topology: Topology, algorith
     best = None
     errors = []
     for alg in candidates:
-        try:
-            lat, bw = _estimate_one(collective, float(message_bytes), topology, alg)
-        except ValueError as exc:
-            errors.append(f"{alg}: {exc}")
-            continue
-        if best is None or lat + bw < best[1] + best[2]:
-            best = (alg, lat, bw)
+        for proto in _protocols(topology):
+            try:
+                lat, bw = _estimate_one(collective, float(message_bytes), topology, alg, proto)
+            except ValueError as exc:
+                if f"{alg}: {exc}" not in errors:
+                    errors.append(f"{alg}: {exc}")
+                continue
+            if best is None or lat + bw < best[2] + best[3]:
+                best = (alg, proto.name, lat, bw)
     if best is None:
         raise ValueError(f"no algorithm for {collective} on {topology.name}: " + "; ".join(errors))
-    alg, lat, bw = best
+    alg, proto, lat, bw = best
     t = lat + bw
     algbw = message_bytes / t
-    return Estimate(collective, alg, float(message_bytes), p, t, lat, bw, algbw, algbw * bus_factor(collective, p))
+    return Estimate(collective, alg, proto, float(message_bytes), p, t, lat, bw, algbw,
+                    algbw * bus_factor(collective, p))
 
 
 def sweep(collective: str, topology: Topology, sizes=None) -> pd.DataFrame:
@@ -215,7 +282,7 @@ def sweep(collective: str, topology: Topology, sizes=None) -> pd.DataFrame:
     rows = []
     for s in sizes:
         e = estimate(collective, float(s), topology)
-        rows.append({"message_bytes": s, "algorithm": e.algorithm, "time_s": e.time_s,
+        rows.append({"message_bytes": s, "algorithm": e.algorithm, "protocol": e.protocol, "time_s": e.time_s,
                      "algbw_bytes_per_s": e.algbw_bytes_per_s, "busbw_bytes_per_s": e.busbw_bytes_per_s,
                      "latency_share": e.latency_s / e.time_s})
     return pd.DataFrame(rows)
@@ -231,7 +298,8 @@ def validation_table(path=None) -> pd.DataFrame:
     path = Path(path) if path is not None else DATA_DIR / "collective_measurements.toml"
     sources = load_sources()
     rows = []
-    metrics = {"measured_busbw_gb_s": "busbw GB/s", "measured_algbw_gb_s": "algbw GB/s", "measured_time_us": "time µs"}
+    metrics = {"measured_busbw_gb_s": "busbw GB/s", "measured_busbw_per_nic_gb_s": "busbw per NIC GB/s",
+               "measured_algbw_gb_s": "algbw GB/s", "measured_time_us": "time µs"}
     for cid, e in read_table_file(path).items():
         _check_keys(path, cid, e, required={"system", "args", "collective", "message_bytes", "kind"},
                     optional={"algorithm", *metrics})
@@ -243,14 +311,18 @@ def validation_table(path=None) -> pd.DataFrame:
             raise CatalogueError(path, cid, "system", f"unknown preset; have {sorted(tp.PRESETS)}")
         topo = tp.PRESETS[e["system"]](**e["args"])
         est = estimate(e["collective"], float(e["message_bytes"]), topo, e.get("algorithm"))
+        if m == "measured_busbw_per_nic_gb_s" and topo.kind != "cluster":
+            raise CatalogueError(path, cid, m, "a per-NIC figure needs a GPU cluster preset")
+        nics = topo.params.get("gpus_per_node", 1)      # one NIC per GPU
         model = {"measured_busbw_gb_s": est.busbw_bytes_per_s / 1e9, "measured_algbw_gb_s": est.algbw_bytes_per_s / 1e9,
+                 "measured_busbw_per_nic_gb_s": est.busbw_bytes_per_s / nics / 1e9,
                  "measured_time_us": est.time_s * 1e6}[m]
         measured = float(e[m]["value"])
         src = sources[e[m]["src"]] if e[m]["src"] in sources else None
         rows.append({
             "case": cid, "system": topo.name, "nvls": topo.in_network_reduction,
             "collective": e["collective"], "message_bytes": float(e["message_bytes"]),
-            "algorithm": est.algorithm, "metric": metrics[m], "measured": measured, "model": model,
+            "algorithm": est.algorithm, "protocol": est.protocol, "metric": metrics[m], "measured": measured, "model": model,
             "error": model / measured - 1, "kind": e["kind"], "note": e[m].get("note", ""),
             "source": src.title if src else e[m]["src"],
         })

@@ -354,22 +354,22 @@ def _validation():
     return collectives.validation_table()
 
 
-def collective_view(systems, collective, size_mib, bw_scale, latency_us) -> View:
+def collective_view(systems, collective, size_mib, bw_scale, latency_scale) -> View:
     if not systems:
         raise ValueError("pick at least one system")
     size = float(size_mib) * 2**20
-    curves, lines = [], ["| system | chips | algorithm | time | busbw |", "|---|---|---|---|---|"]
+    curves, lines = [], ["| system | chips | algorithm | protocol | time | busbw |", "|---|---|---|---|---|---|"]
     v = _validation()
     v = v[(v["metric"] == "busbw GB/s") & (v["collective"] == collective)]
     shown = np.zeros(len(v), dtype=bool)
     for name in systems:
         base = SYSTEMS[name]()
         shown |= ((v["system"] == base.name) & (v["nvls"] == base.in_network_reduction)).to_numpy()
-        t = base.with_links(base.link_bw_bytes_per_s * bw_scale, latency_us * 1e-6)
+        t = base.scaled(bw_scale, latency_scale)
         c = collectives.sweep(collective, t, np.geomspace(2**10, 2**34, 40)).assign(system=name)
         curves.append(c)
         e = collectives.estimate(collective, size, t)
-        lines.append(f"| {name} | {t.n_endpoints} | {e.algorithm} | {fmt_si(e.time_s, 's')} | "
+        lines.append(f"| {name} | {t.n_endpoints} | {e.algorithm} | {e.protocol} | {fmt_si(e.time_s, 's')} | "
                      f"{e.busbw_bytes_per_s / 1e9:,.0f} GB/s ({e.latency_s / e.time_s:.0%} latency) |")
     curve = pd.concat(curves, ignore_index=True)
     v = v[shown]
@@ -387,7 +387,7 @@ def collective_spec() -> DashboardSpec:
             "collective": Choice("collective", collectives.COLLECTIVES[:3], "all_reduce"),
             "size_mib": LogSlider("message (MiB)", -6, 13, 64),
             "bw_scale": Slider("link BW ×", 0.25, 4.0, 0.25, 1.0),
-            "latency_us": Slider("latency per step (µs)", 0.5, 20.0, 0.5, 1.0),
+            "latency_scale": Slider("latency ×", 0.25, 8.0, 0.25, 1.0),
         },
         view=collective_view,
     )

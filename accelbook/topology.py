@@ -20,11 +20,31 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
 from numba import njit, prange
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One of a collective library's wire protocols (NCCL: LL, LL128, Simple).
+
+    A collective in this protocol costs ``base_latency_s`` once plus ``step_latency_s`` per step, and
+    moves data at ``bandwidth_share`` of the usable link rate, at most ``max_busbw_bytes_per_s``.
+    """
+
+    name: str
+    base_latency_s: float
+    step_latency_s: float
+    bandwidth_share: float = 1.0
+    max_busbw_bytes_per_s: float = math.inf
+
+    def scaled(self, latency: float) -> "Protocol":
+        return dataclasses.replace(self, base_latency_s=self.base_latency_s * latency,
+                                   step_latency_s=self.step_latency_s * latency)
 
 
 @dataclass(frozen=True)
@@ -47,12 +67,16 @@ class Topology:
     hop_latency_s: float = 1e-6
     efficiency: float = 1.0
     in_network_reduction: bool = False
+    # a collective library's protocols (empty: one protocol, hop_latency_s per step, no fixed cost);
+    # when given, the last one is the bulk protocol and its step latency is hop_latency_s
+    protocols: tuple = ()
+    # in-switch reduction (NVLS): its fixed latency and the share of the usable link rate it reaches
+    in_network_latency_s: float = 0.0
+    in_network_efficiency: float = 1.0
 
     def with_links(self, link_bw_bytes_per_s: float | None = None, hop_latency_s: float | None = None,
                    efficiency: float | None = None, in_network_reduction: bool | None = None) -> "Topology":
         """A copy with other link parameters (what if the links were twice as fast?)."""
-        import dataclasses
-
         changes = {k: v for k, v in dict(link_bw_bytes_per_s=link_bw_bytes_per_s, hop_latency_s=hop_latency_s,
                                           efficiency=efficiency, in_network_reduction=in_network_reduction).items()
                    if v is not None}
@@ -61,7 +85,26 @@ class Topology:
                 raise ValueError(f"{k} must be > 0 and finite, got {changes[k]!r}")
         if "efficiency" in changes and not 0 < changes["efficiency"] <= 1:
             raise ValueError(f"efficiency must be in (0, 1], got {changes['efficiency']!r}")
+        if "hop_latency_s" in changes:   # every latency of the fabric moves with the per-step one
+            r = changes["hop_latency_s"] / self.hop_latency_s
+            changes["protocols"] = tuple(p.scaled(r) for p in self.protocols)
+            changes["in_network_latency_s"] = self.in_network_latency_s * r
         return dataclasses.replace(self, **changes)
+
+    def scaled(self, bandwidth: float = 1.0, latency: float = 1.0) -> "Topology":
+        """A copy with every bandwidth (links and NICs) and every latency multiplied (what-if sliders)."""
+        for name, v in (("bandwidth", bandwidth), ("latency", latency)):
+            if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} scale must be > 0 and finite, got {v!r}")
+        params = dict(self.params)
+        if "nic_bw_bytes_per_s" in params:
+            params["nic_bw_bytes_per_s"] *= bandwidth
+            params["nic_latency_s"] *= latency
+            params["nic_protocols"] = tuple(p.scaled(latency) for p in params.get("nic_protocols", ()))
+        return dataclasses.replace(
+            self, params=params, link_bw_bytes_per_s=self.link_bw_bytes_per_s * bandwidth,
+            hop_latency_s=self.hop_latency_s * latency, in_network_latency_s=self.in_network_latency_s * latency,
+            protocols=tuple(p.scaled(latency) for p in self.protocols))
 
     @property
     def n_links(self) -> int:
@@ -466,44 +509,82 @@ def gpu_cluster(nodes: int, gpus_per_node: int = 8, nic_bw_bytes_per_s: float = 
 # -- systems with published link figures (data/fabrics.toml; notebook 03) -------------------------------
 @functools.lru_cache(maxsize=1)
 def fabrics() -> Mapping[str, dict]:
-    """Link fabrics from ``data/fabrics.toml``: SI values (bytes/s, s, fraction) with provenance."""
-    from .catalogue import DATA_DIR, _check_keys, load_sources, parse_quantity, read_table_file
+    """Link fabrics from ``data/fabrics.toml``: SI values (bytes/s, s, fraction) with provenance.
+
+    A fabric may also give a collective library's ``protocols`` (:class:`Protocol`, latencies in
+    seconds) and the in-switch reduction's ``in_network_latency_s`` and ``in_network_efficiency``.
+    """
+    from .catalogue import DATA_DIR, CatalogueError, _check_keys, load_sources, parse_quantity, read_table_file
 
     path = DATA_DIR / "fabrics.toml"
     sources = load_sources()
     out = {}
     keys = {"link_bw_gb_s": ("gb_s", "link_bw_bytes_per_s"), "step_latency_us": ("us", "hop_latency_s"),
             "efficiency_count": ("count", "efficiency")}
+    extra = {"nvls_latency_us": ("us", "in_network_latency_s"), "nvls_efficiency_count": ("count", "in_network_efficiency")}
     for fid, e in read_table_file(path).items():
-        _check_keys(path, fid, e, required={"name", *keys}, optional=set())
+        _check_keys(path, fid, e, required={"name", *keys}, optional={"protocols", *extra})
         f = {"name": e["name"]}
-        for key, (unit, field_name) in keys.items():
+        for key, (unit, field_name) in {**keys, **{k: v for k, v in extra.items() if k in e}}.items():
             q = parse_quantity(path, fid, key, e[key], unit, sources)
             f[field_name] = q.value
             f[field_name + "_provenance"] = q.provenance
-        if not 0 < f["efficiency"] <= 1:
-            from .catalogue import CatalogueError
-
-            raise CatalogueError(path, fid, "efficiency_count", "must be a fraction in (0, 1]")
+        for key in ("efficiency", "in_network_efficiency"):
+            if key in f and not 0 < f[key] <= 1:
+                raise CatalogueError(path, fid, key, "must be a fraction in (0, 1]")
+        if "protocols" in e:
+            f["protocols"], f["protocols_source"] = _protocols(path, fid, e["protocols"], sources, f["hop_latency_s"])
         out[fid] = f
     return out
 
 
+def _protocols(path, fid, raw, sources, step_latency_s) -> tuple[tuple[Protocol, ...], Any]:
+    """``protocols = { src, note, NAME = [base µs, step µs, bandwidth share, busbw cap GB/s or 0] … }``;
+    the last protocol is the bulk one and its step latency must equal the fabric's ``step_latency_us``."""
+    from .catalogue import CatalogueError, _source
+
+    key = "protocols"
+    if not isinstance(raw, dict) or "src" not in raw:
+        raise CatalogueError(path, fid, key, "must be a table with src, note and NAME = [base_us, step_us, share, cap_gb_s]")
+    source = _source(path, fid, key, raw["src"], sources)
+    out = []
+    for name, v in raw.items():
+        if name in ("src", "note"):
+            continue
+        if (not isinstance(v, list) or len(v) != 4 or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v)
+                or v[0] < 0 or v[1] <= 0 or not 0 < v[2] <= 1 or v[3] < 0):
+            raise CatalogueError(path, fid, f"{key}.{name}",
+                                 f"must be [base_us >= 0, step_us > 0, share in (0, 1], cap_gb_s >= 0 (0 = none)], got {v!r}")
+        out.append(Protocol(name, v[0] * 1e-6, v[1] * 1e-6, float(v[2]), v[3] * 1e9 if v[3] > 0 else math.inf))
+    if not out:
+        raise CatalogueError(path, fid, key, "lists no protocol")
+    if not math.isclose(out[-1].step_latency_s, step_latency_s, rel_tol=1e-9):
+        raise CatalogueError(path, fid, key, f"the last (bulk) protocol's step latency {out[-1].step_latency_s * 1e6:g} µs "
+                                             f"must equal step_latency_us ({step_latency_s * 1e6:g} µs)")
+    return tuple(out), source
+
+
 def _links(fabric: str) -> dict:
     f = fabrics()[fabric]
-    return {"link_bw_bytes_per_s": f["link_bw_bytes_per_s"], "hop_latency_s": f["hop_latency_s"],
-            "efficiency": f["efficiency"]}
+    d = {"link_bw_bytes_per_s": f["link_bw_bytes_per_s"], "hop_latency_s": f["hop_latency_s"],
+         "efficiency": f["efficiency"], "protocols": f.get("protocols", ())}
+    for k in ("in_network_latency_s", "in_network_efficiency"):
+        if k in f:
+            d[k] = f[k]
+    return d
 
 
 def hgx_h100(nvls: bool = True) -> Topology:
-    """8 H100 SXM on NVSwitch, NVLink 4 figures from data/fabrics.toml (450 GB/s per direction)."""
-    return switched(8, "HGX H100").with_links(**_links("nvlink4"), in_network_reduction=nvls)
+    """8 H100 SXM on NVSwitch, NVLink 4 figures and NCCL's protocols from data/fabrics.toml."""
+    return dataclasses.replace(switched(8, "HGX H100"), **_links("nvlink4"), in_network_reduction=nvls)
 
 
 def h100_cluster(nodes: int) -> Topology:
     """HGX H100 nodes on NDR InfiniBand rails (one 400 Gb/s NIC per GPU), from data/fabrics.toml."""
     ib = fabrics()["ndr-infiniband"]
-    return gpu_cluster(nodes, 8, ib["link_bw_bytes_per_s"], ib["hop_latency_s"]).with_links(**_links("nvlink4"))
+    c = gpu_cluster(nodes, 8, ib["link_bw_bytes_per_s"], ib["hop_latency_s"])
+    params = {**c.params, "nic_protocols": ib.get("protocols", ()), "nic_efficiency": ib["efficiency"]}
+    return dataclasses.replace(c, **_links("nvlink4"), params=params)
 
 
 _ICI = {"v4": "ici-v4-v5e", "v5e": "ici-v4-v5e", "v5p": "ici-v5p-v6e", "v6e": "ici-v5p-v6e"}
@@ -521,7 +602,7 @@ def tpu_slice(generation: str, shape) -> Topology:
     else:
         dims = tuple(_whole("each dimension", d) for d in shape)
         t = torus(dims, wraparound=tuple(d == 16 for d in dims))
-    return t.with_links(**_links(_ICI[generation]))
+    return dataclasses.replace(t, **_links(_ICI[generation]))
 
 
 def tpu_axis(generation: str, length: int) -> Topology:
@@ -531,7 +612,7 @@ def tpu_axis(generation: str, length: int) -> Topology:
         raise ValueError(f"generation must be one of {sorted(wraps)}, got {generation!r}")
     length = _whole("length", length)
     full = length % wraps[generation] == 0
-    return torus((length,), wraparound=full).with_links(**_links(_ICI[generation]))
+    return dataclasses.replace(torus((length,), wraparound=full), **_links(_ICI[generation]))
 
 
 PRESETS = {"hgx_h100": hgx_h100, "h100_cluster": h100_cluster, "tpu_slice": tpu_slice, "tpu_axis": tpu_axis}

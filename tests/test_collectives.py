@@ -49,13 +49,66 @@ def test_torus_all_gather_by_hand():
     assert e.time_s == pytest.approx(2 * 3e-6 + 3 / 4 * S / 45e9 + 3 / 4 * S / 4 / 45e9)
 
 
-def test_nvls_theory_and_the_hierarchy():
+def test_nvls_by_hand():
     h = tp.hgx_h100()
     e = co.estimate("all_reduce", 8e9, h, "nvls")
-    # each GPU sends and receives S once at 0.82 x 450 GB/s: algbw -> 369 GB/s, busbw x 1.75
-    assert e.algbw_bytes_per_s == pytest.approx(8e9 / (2 * 2e-6 + 8e9 / (450e9 * 0.82)))
-    c = tp.h100_cluster(4)
-    assert co.estimate("all_reduce", 8e9, c).algorithm == "hierarchical"
+    # multimem load-reduce + multicast store: S(1 + 1/8) each way at 450 GB/s x 0.82 (protocol) x 0.85
+    # (NCCL's nvlsEfficiency for Hopper), after NCCL's fixed 25 us; busbw = algbw x 2*7/8
+    t = 25e-6 + 8e9 * (1 + 1 / 8) / (450e9 * 0.82 * 0.85)
+    assert e.time_s == pytest.approx(t) and e.protocol == "Simple"
+    assert e.busbw_bytes_per_s == pytest.approx(8e9 / t * 1.75)
+    # theory without NCCL's efficiency: 2(p-1)/(p+1) x the usable link rate, about 1.56x the ring's
+    ideal = co.estimate("all_reduce", 1e13, h, "nvls")
+    assert ideal.busbw_bytes_per_s / 0.85 == pytest.approx(2 * 7 / 9 * 450e9 * 0.82, rel=1e-3)
+    with pytest.raises(ValueError, match="NVLS"):
+        co.estimate("all_reduce", 8e9, tp.hgx_h100(nvls=False), "nvls")
+
+
+def test_nccl_protocols_on_nvlink_by_hand():
+    h = tp.hgx_h100(nvls=False)
+    # 8 bytes: LL ring, 6.6 us + 14 steps x 0.6 us (NCCL tuning.cc) and a negligible transfer
+    tiny = co.estimate("all_reduce", 8, h)
+    assert (tiny.algorithm, tiny.protocol) in {("ring", "LL"), ("tree", "LL")}
+    assert tiny.time_s == pytest.approx(6.6e-6 + 14 * 0.6e-6, rel=1e-3)
+    # LL's bandwidth is half the link's and capped at 141 GB/s busbw
+    ll = co.estimate("all_reduce", 1e10, h, "ring")
+    assert ll.protocol == "Simple"
+    forced = co._estimate_one("all_reduce", 1e10, h, "ring", h.protocols[0])
+    assert forced[1] == pytest.approx(1.75 * 1e10 / 141e9)
+    # large: Simple ring, 8.4 us + 14 x 3.4 us + 1.75 S / 369 GB/s
+    assert ll.time_s == pytest.approx(8.4e-6 + 14 * 3.4e-6 + 1.75 * 1e10 / (450e9 * 0.82))
+    # the protocol moves from LL to LL128 to Simple as the message grows
+    order = [co.estimate("all_reduce", s, h).protocol for s in (2**10, 2**24, 2**31)]
+    assert order == ["LL", "LL128", "Simple"]
+
+
+def test_cluster_rings_use_every_rail():
+    # 2 nodes x 8 GPUs, 8 NICs of 50 GB/s x 0.82: each of 8 rings crosses nodes through its own NIC,
+    # so busbw -> 8 x 41 = 328 GB/s (not one NIC's 41), below NVLink's 369 x 8/7
+    c = tp.h100_cluster(2)
+    e = co.estimate("all_reduce", 1e12, c, "ring")
+    assert e.busbw_bytes_per_s == pytest.approx(8 * 50e9 * 0.82, rel=2e-3)
+    # the two node-crossing steps each way pay the NIC's 14 us instead of NVLink's 3.4 us
+    assert e.latency_s == pytest.approx(8.4e-6 + (30 - 2) * 3.4e-6 + 2 * 14e-6)
+    # hierarchical (serial) is slower than the rail rings for large messages, so NCCL-like choice is ring
+    assert co.estimate("all_reduce", 1e10, tp.h100_cluster(4)).algorithm == "ring"
+    h = co.estimate("all_reduce", 1e10, tp.h100_cluster(4), "hierarchical")
+    assert h.bandwidth_s == pytest.approx(2 * 7 / 8 * 1e10 / (450e9 * 0.82) + 2 * 3 / 4 * 1e10 / 8 / (50e9 * 0.82))
+
+
+def test_sliders_scale_every_latency_and_bandwidth():
+    h = tp.hgx_h100()
+    slow = h.scaled(bandwidth=0.5, latency=2.0)
+    assert slow.link_bw_bytes_per_s == h.link_bw_bytes_per_s / 2 and slow.in_network_latency_s == pytest.approx(50e-6)
+    assert [p.step_latency_s for p in slow.protocols] == pytest.approx([2 * p.step_latency_s for p in h.protocols])
+    c = tp.h100_cluster(2).scaled(2.0, 0.5)
+    assert c.params["nic_bw_bytes_per_s"] == 100e9 and c.params["nic_protocols"][-1].step_latency_s == pytest.approx(7e-6)
+    # with_links(hop_latency_s=...) sets the bulk protocol's step and moves the others with it
+    w = h.with_links(hop_latency_s=6.8e-6)
+    assert w.protocols[-1].step_latency_s == pytest.approx(6.8e-6) and w.protocols[0].step_latency_s == pytest.approx(1.2e-6)
+    for bad in (0, -1.0, float("nan"), True):
+        with pytest.raises(ValueError, match="scale"):
+            h.scaled(bandwidth=bad)
 
 
 def test_more_bandwidth_never_slower():
@@ -70,6 +123,9 @@ def test_validation_table_reports_errors():
     assert (v["error"] == v["model"] / v["measured"] - 1).all()
     # the ring on NVLink: 450 GB/s x 0.82 protocol efficiency against ~370 measured
     assert abs(v.loc["ring-allreduce-8xh100", "error"]) < 0.02
+    # NVLS: S(1 + 1/p) per link at NCCL's 0.85 efficiency against ~480 GB/s measured
+    assert abs(v.loc["nvls-allreduce-8xh100", "error"]) < 0.05
+    assert v.loc["ib-ring-2-nodes", "metric"] == "busbw per NIC GB/s"
     # the measurements the alpha-beta model misses are kept and shown, not dropped
     assert len(v) >= 7 and (v["error"].abs() > 0.2).any()
 
@@ -96,6 +152,7 @@ def test_routed_all_to_all_by_hand():
     # a switched domain uses the direct algorithm: every GPU sends (p-1)/p of S over its own link
     d = co.estimate("all_to_all", S, tp.switched(8).with_links(100e9, 1e-6, 1.0))
     assert d.algorithm == "direct" and d.time_s == pytest.approx(1e-6 + 7 / 8 * S / 100e9)
+    assert d.protocol == "plain"
 
 
 def test_fabric_figures_come_from_data_with_sources():
@@ -106,3 +163,29 @@ def test_fabric_figures_come_from_data_with_sources():
         for key in ("link_bw_bytes_per_s", "hop_latency_s", "efficiency"):
             assert fab[key + "_provenance"].source.date
     assert tp.hgx_h100().link_bw_bytes_per_s == f["nvlink4"]["link_bw_bytes_per_s"]
+    # NCCL's protocols and NVLS figures, with the tuner source; the bulk protocol's step is the fabric's
+    assert f["nvlink4"]["protocols_source"].url.endswith("tuning.cc")
+    assert [p.name for p in f["nvlink4"]["protocols"]] == ["LL", "LL128", "Simple"]
+    assert f["nvlink4"]["protocols"][-1].step_latency_s == f["nvlink4"]["hop_latency_s"]
+    assert f["nvlink4"]["in_network_efficiency"] == 0.85
+
+
+def test_fabric_protocols_are_checked(tmp_path, monkeypatch):
+    from accelbook import catalogue
+
+    text = (catalogue.DATA_DIR / "fabrics.toml").read_text()
+    bad = text.replace("LL128 = [14.0, 1.9, 0.92, 0]", "LL128 = [14.0, 1.9, 1.5, 0]")
+    assert bad != text
+    d = tmp_path / "data"
+    d.mkdir()
+    for f in catalogue.DATA_DIR.glob("*.toml"):
+        (d / f.name).write_text(f.read_text())
+    (d / "fabrics.toml").write_text(bad)
+    monkeypatch.setattr(catalogue, "DATA_DIR", d)
+    tp.fabrics.cache_clear()
+    try:
+        with pytest.raises(catalogue.CatalogueError, match="LL128"):
+            tp.fabrics()
+    finally:
+        monkeypatch.undo()
+        tp.fabrics.cache_clear()
