@@ -34,12 +34,16 @@ Algorithms:
   (2(g-1) steps) and a tree across nodes.
 - ``torus``: dimension by dimension (reduce-scatter along each axis, then all-gather back), each
   axis a bidirectional ring if it wraps (2 links) or a line if not (1); the message shrinks by
-  the axis length after each reduce-scatter (scaling-book, "Sharded matrices" collective costs).
+  the axis length after each reduce-scatter. The message is split over the axis orders so that
+  every axis works at once: bandwidth × number of axes (scaling-book, "Sharded matrices"). Trees
+  are not offered on tori (a tree's edges would span many hops).
 - ``nvls``: in-switch reduction (NVLink SHARP): a multimem load-reduce of each GPU's shard, then a
   multicast store of the result, so each link carries S(1 + 1/p) each way at the rate NCCL's model
   gives NVLS (``topology.in_network_efficiency``, 0.85 on Hopper), after a fixed 25 µs.
 - ``hierarchical``: reduce-scatter inside each node (NVLink), all-reduce of S/g across nodes on the
-  IB rails, all-gather inside the node, one after the other (not pipelined).
+  IB rails, all-gather inside the node, one after the other (not pipelined). On TPU slices joined
+  by the data-centre network (``topology.tpu_multislice``) the same with the torus algorithm inside
+  each slice and each chip's DCN share across slices.
 - ``direct``: all-to-all with a message to every peer at once (switched, full mesh).
 - ``routed``: all-to-all over any network: each pair's S/p bytes follow the shortest paths (split
   equally), so the time is the busiest link's load (``topology.all_to_all_load``) × S/p ÷ ηB, plus
@@ -108,18 +112,22 @@ def _tree(c, S, p, alpha, bw):
 def _torus(c, S, topo: Topology, alpha, link):
     if c not in ("all_reduce", "all_gather", "reduce_scatter"):
         raise ValueError("dimension-wise algorithms exist for all_reduce, all_gather and reduce_scatter")
-    lat = bw_time = 0.0
-    share = S  # bytes each chip still holds on this pass
     axes = [(k, w) for k, w in zip(topo.dims, topo.wraparound) if k > 1]
     passes = 2 if c == "all_reduce" else 1
-    for _ in range(passes):
-        share = S
-        for k, w in axes:
-            links = 2 if (w and k > 2) else 1   # bidirectional ring, or a line used in both halves
-            lat += (k // 2 if links == 2 else k - 1) * alpha
-            bw_time += (k - 1) / k * share / (links * link)
-            share /= k
-    return lat, bw_time
+    d = len(axes)
+    # the message is split into d parts, part r taking the axes in the order r, r+1, ...: every axis is
+    # busy at once, so the busiest axis, not the sum, sets the time (scaling-book: bandwidth x n_axes)
+    load = [0.0] * d
+    lat = 0.0
+    for a, (k, w) in enumerate(axes):
+        links = 2 if (w and k > 2) else 1   # bidirectional ring, or a line used in both halves
+        lat += (k // 2 if links == 2 else k - 1) * alpha
+        for r in range(d):
+            share = S / d
+            for j in range((a - r) % d):     # the axes this part crossed before reaching axis a
+                share /= axes[(r + j) % d][0]
+            load[a] += (k - 1) / k * share / (links * link)
+    return passes * lat, passes * max(load, default=0.0)
 
 
 def _protocols(topo: Topology) -> tuple[Protocol, ...]:
@@ -160,6 +168,8 @@ def _estimate_one(c, S, topo: Topology, alg, proto: Protocol) -> tuple[float, fl
 def _algorithm(c, S, topo: Topology, alg, alpha, link, proto) -> tuple[float, float]:
     p = topo.n_endpoints
     kind = topo.kind
+    if kind == "multislice":
+        return _multislice(c, S, topo, alg, alpha, link)
     if alg == "ring":
         if c == "all_to_all":
             raise ValueError("a ring all-to-all forwards messages over many hops: use routed or direct")
@@ -190,6 +200,8 @@ def _algorithm(c, S, topo: Topology, alg, alpha, link, proto) -> tuple[float, fl
             f = 2 if c == "all_reduce" else 1
             lat = f * ((g - 1) * alpha + math.ceil(math.log2(nodes)) * nic_step)
             return lat, f * S * max((g - 1) / g / link, 1 / (g * nic_rate))
+        if kind in ("torus", "mesh", "tpu_pod", "ring"):
+            raise ValueError("a binary tree's edges span many hops of a torus: use the ring or torus algorithm")
         if topo.protocols and kind in ("switched", "cluster"):
             # NCCL's tree inside one node is a chain: p-1 steps up, p-1 down
             lat, bw = _tree(c, S, p, alpha, link)
@@ -224,6 +236,24 @@ def _algorithm(c, S, topo: Topology, alg, alpha, link, proto) -> tuple[float, fl
     if alg == "nvls":
         raise ValueError("NVLS is handled with its own latency")
     raise ValueError(f"unknown algorithm {alg!r}; have {ALGORITHMS}")
+
+
+def _multislice(c, S, topo: Topology, alg, alpha, link) -> tuple[float, float]:
+    """TPU slices over the DCN: reduce-scatter dimension-wise inside each slice, all-reduce each chip's
+    1/n of the data across slices on its own DCN share (every chip at once), all-gather back."""
+    if alg != "hierarchical":
+        raise ValueError("across TPU slices only the hierarchical (ICI, then DCN) algorithm is modelled")
+    if c not in ("all_reduce", "all_gather", "reduce_scatter"):
+        raise ValueError("across TPU slices: all_reduce, all_gather and reduce_scatter")
+    one, slices = topo.params["slice"], topo.params["slices"]
+    n = one.n_endpoints
+    dcn_lat, dcn_rate = topo.params["dcn_latency_s"], topo.params["dcn_bw_bytes_per_s"]
+    inner = c if c != "all_reduce" else "reduce_scatter"
+    lat_in, bw_in = _torus(inner, S, one, alpha, link) if n > 1 else (0.0, 0.0)
+    lat_x, bw_x = _ring(c, S / n, slices, dcn_lat, dcn_rate) if slices > 1 else (0.0, 0.0)
+    if c == "all_reduce":
+        return 2 * lat_in + lat_x, 2 * bw_in + bw_x
+    return lat_in + lat_x, bw_in + bw_x
 
 
 ALGORITHMS = ("ring", "tree", "torus", "nvls", "direct", "hierarchical", "routed")

@@ -340,12 +340,13 @@ def topology_spec() -> DashboardSpec:
     )
 
 
-SYSTEMS = {
-    "HGX H100, NVLS on": lambda: topology.hgx_h100(nvls=True),
-    "HGX H100, NVLS off": lambda: topology.hgx_h100(nvls=False),
-    "4 × HGX H100 on IB rails": lambda: topology.h100_cluster(4),
-    "TPU v5p 4×4×4 slice": lambda: topology.tpu_slice("v5p", (4, 4, 4)),
-    "TPU v5e 16×16 pod": lambda: topology.tpu_slice("v5e", (16, 16)),
+SYSTEMS = {   # label -> builder of the system with ``n`` nodes or pods where it scales out
+    "HGX H100, NVLS on": lambda n: topology.hgx_h100(nvls=True),
+    "HGX H100, NVLS off": lambda n: topology.hgx_h100(nvls=False),
+    "HGX H100 nodes on IB rails": lambda n: topology.h100_cluster(n),
+    "TPU v5p 4×4×4 slice": lambda n: topology.tpu_slice("v5p", (4, 4, 4)),
+    "TPU v5e 16×16 pod": lambda n: topology.tpu_slice("v5e", (16, 16)),
+    "TPU v6e pods over DCN": lambda n: topology.tpu_multislice("v6e", (16, 16), n),
 }
 
 
@@ -354,7 +355,14 @@ def _validation():
     return collectives.validation_table()
 
 
-def collective_view(systems, collective, size_mib, bw_scale, latency_scale) -> View:
+@functools.lru_cache(maxsize=512)
+def _system(name: str, n: int):
+    """A system of the collectives dashboard, built once per (name, nodes or pods): a 64-pod
+    multislice graph takes ~60 ms to build, a slider move must not pay that again."""
+    return SYSTEMS[name](n)
+
+
+def collective_view(systems, collective, size_mib, bw_scale, latency_scale, scale_out=4) -> View:
     if not systems:
         raise ValueError("pick at least one system")
     size = float(size_mib) * 2**20
@@ -363,13 +371,13 @@ def collective_view(systems, collective, size_mib, bw_scale, latency_scale) -> V
     v = v[(v["metric"] == "busbw GB/s") & (v["collective"] == collective)]
     shown = np.zeros(len(v), dtype=bool)
     for name in systems:
-        base = SYSTEMS[name]()
+        base = _system(name, int(scale_out))
         shown |= ((v["system"] == base.name) & (v["nvls"] == base.in_network_reduction)).to_numpy()
         t = base.scaled(bw_scale, latency_scale)
         c = collectives.sweep(collective, t, np.geomspace(2**10, 2**34, 40)).assign(system=name)
         curves.append(c)
         e = collectives.estimate(collective, size, t)
-        lines.append(f"| {name} | {t.n_endpoints} | {e.algorithm} | {e.protocol} | {fmt_si(e.time_s, 's')} | "
+        lines.append(f"| {name} | {t.n_endpoints:,} | {e.algorithm} | {e.protocol} | {fmt_si(e.time_s, 's')} | "
                      f"{e.busbw_bytes_per_s / 1e9:,.0f} GB/s ({e.latency_s / e.time_s:.0%} latency) |")
     curve = pd.concat(curves, ignore_index=True)
     v = v[shown]
@@ -388,6 +396,7 @@ def collective_spec() -> DashboardSpec:
             "size_mib": LogSlider("message (MiB)", -6, 13, 64),
             "bw_scale": Slider("link BW ×", 0.25, 4.0, 0.25, 1.0),
             "latency_scale": Slider("latency ×", 0.25, 8.0, 0.25, 1.0),
+            "scale_out": Slider("nodes / pods", 1, 64, 1, 4),
         },
         view=collective_view,
     )

@@ -107,6 +107,13 @@ def _small_bound() -> set[str]:
     return {"latency" if e.latency_s > e.bandwidth_s else "bandwidth"}
 
 
+def _nvls_busbw() -> float:
+    from .collectives import estimate
+    from .topology import hgx_h100
+
+    return estimate("all_reduce", 64e9, hgx_h100(nvls=True), "nvls").busbw_bytes_per_s / 1e9
+
+
 def _model_state_70b() -> float:
     return 16 * get_model("llama-3.1-70b").params / 1e9
 
@@ -192,6 +199,9 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in [
              "A bandwidth-bound ring's busbw is the usable link bandwidth, efficiency × 450 GB/s.", "GB/s"),
     Exercise("small-allreduce-bound", "03", "Is a 64 KiB all-reduce on a v5p 4×4×4 slice latency- or bandwidth-bound?",
              _small_bound, hint="Compare steps × 1 µs with bytes ÷ link bandwidth."),
+    Exercise("nvls-busbw-h100", "03", "Model busbw (GB/s) of a large NVLS all-reduce on 8 H100s?", _nvls_busbw, 0.02,
+             "Each link carries S(1 + 1/p) each way, so algbw = p/(p+1) × the NVLS rate (0.82 × 0.85 × 450 GB/s); "
+             "busbw = algbw × 2(p-1)/p.", "GB/s"),
     Exercise("model-state-70b", "04", "GB of model state (bf16 weights and gradients, fp32 Adam) for Llama 3.1 70B?",
              _model_state_70b, 0.02, "16 bytes per parameter; ab.get_model('llama-3.1-70b').params.", "GB"),
     Exercise("bubble-8-32", "04", "Bubble share (%) of a 1F1B pipeline with 8 stages and 32 microbatches?",

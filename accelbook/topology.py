@@ -615,7 +615,33 @@ def tpu_axis(generation: str, length: int) -> Topology:
     return dataclasses.replace(torus((length,), wraparound=full), **_links(_ICI[generation]))
 
 
-PRESETS = {"hgx_h100": hgx_h100, "h100_cluster": h100_cluster, "tpu_slice": tpu_slice, "tpu_axis": tpu_axis}
+def tpu_multislice(generation: str, slice_shape, slices: int) -> Topology:
+    """``slices`` TPU slices of ``slice_shape`` (ICI inside each, as :func:`tpu_slice`) joined by the
+    data-centre network (DCN, "multislice"): each chip's share of its host's NICs, from the pod's
+    entry in ``data/clusters.toml``. The DCN is drawn as one non-blocking switch node.
+    """
+    from .clusters import cluster_for
+
+    one = tpu_slice(generation, slice_shape)
+    slices = _whole("slices", slices)
+    dcn = cluster_for(f"tpu-{generation}")
+    n = one.n_endpoints
+    p = n * slices
+    inside = one.edges()
+    edges = np.concatenate([inside + k * n for k in range(slices)] +
+                           ([np.stack([np.arange(p), np.full(p, p)], axis=1)] if slices > 1 else []))
+    t = _from_edges(f"{slices} × TPU {generation} slice {'×'.join(map(str, one.dims))} (DCN)", "multislice", p,
+                    p + (1 if slices > 1 else 0), edges,
+                    params={"slice": one, "slices": slices,
+                            "dcn_bw_bytes_per_s": dcn.network_bw_bytes_per_s * dcn.network_efficiency,
+                            "dcn_latency_s": dcn.network_latency_s},
+                    assumptions=f"ICI inside each slice; {dcn.name}: DCN per chip as in data/clusters.toml, "
+                                "shown as one non-blocking switch")
+    return dataclasses.replace(t, **_links(_ICI[generation]))
+
+
+PRESETS = {"hgx_h100": hgx_h100, "h100_cluster": h100_cluster, "tpu_slice": tpu_slice, "tpu_axis": tpu_axis,
+           "tpu_multislice": tpu_multislice}
 
 
 # -- link load under minimal routing (Numba) -------------------------------------------------------------

@@ -43,10 +43,15 @@ def test_torus_all_gather_by_hand():
     S = 1e9
     e = co.estimate("all_gather", S, axis, "torus")
     assert e.time_s == pytest.approx(8e-6 + 15 / 16 * S / 180e9)
-    # a 4 x 4 mesh (no wraparound): two passes over lines of 4, the second on a quarter of the data
+    # a 4 x 4 mesh (no wraparound), lines of 4: half the message goes X then Y, half Y then X, so each
+    # axis carries 3/4 of S/2 first-hand and 3/4 of S/8 second-hand, both axes at once
     m = tp.mesh((4, 4)).with_links(45e9, 1e-6, 1.0)
     e = co.estimate("all_gather", S, m, "torus")
-    assert e.time_s == pytest.approx(2 * 3e-6 + 3 / 4 * S / 45e9 + 3 / 4 * S / 4 / 45e9)
+    assert e.time_s == pytest.approx(2 * 3e-6 + 3 / 4 * (S / 2 + S / 8) / 45e9)
+    # scaling-book: gathering over n axes multiplies the bandwidth by n (v5p 16x16x16: ~3 x 180 GB/s algbw)
+    cube = tp.tpu_slice("v5p", (16, 16, 16))
+    big = co.estimate("all_gather", 1e12, cube, "torus")
+    assert big.algbw_bytes_per_s == pytest.approx(3 * 180e9 / (15 / 16 * (1 + 1 / 16 + 1 / 256)), rel=1e-3)
 
 
 def test_nvls_by_hand():
@@ -109,6 +114,24 @@ def test_sliders_scale_every_latency_and_bandwidth():
     for bad in (0, -1.0, float("nan"), True):
         with pytest.raises(ValueError, match="scale"):
             h.scaled(bandwidth=bad)
+
+
+def test_tpu_multislice_by_hand():
+    # 4 v6e pods of 16x16 over the DCN (12.5 GB/s per chip, 10 us a step from data/clusters.toml):
+    # all-reduce = 2 x torus reduce-scatter in a pod + ring all-reduce of S/256 across 4 pods on the DCN
+    t = tp.tpu_multislice("v6e", (16, 16), 4)
+    assert t.n_endpoints == 1024 and t.kind == "multislice"
+    one = tp.tpu_slice("v6e", (16, 16))
+    S = 1e9
+    lat_in, bw_in = co._torus("reduce_scatter", S, one, 1e-6, 90e9)
+    e = co.estimate("all_reduce", S, t)
+    assert e.algorithm == "hierarchical"
+    assert e.time_s == pytest.approx(2 * (lat_in + bw_in) + 2 * 3 * 10e-6 + 2 * 3 / 4 * (S / 256) / 12.5e9)
+    # one pod: the same as the torus algorithm on the slice
+    solo = co.estimate("all_reduce", S, tp.tpu_multislice("v6e", (16, 16), 1))
+    assert solo.time_s == pytest.approx(co.estimate("all_reduce", S, one, "torus").time_s)
+    with pytest.raises(ValueError, match="hierarchical"):
+        co.estimate("all_reduce", S, t, "ring")
 
 
 def test_more_bandwidth_never_slower():

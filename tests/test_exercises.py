@@ -26,6 +26,8 @@ HAND = {
     "torus-diameter-16": 24,
     "ring-busbw-h100": 369,
     "small-allreduce-bound": "latency",
+    # nvls-busbw-h100: algbw = 8/9 x 0.82 x 0.85 x 450 = 278.8 GB/s; busbw = x 2*7/8 -> 487.9 GB/s
+    "nvls-busbw-h100": 487.9,
     "model-state-70b": 1129,   # 70.55e9 parameters x 16 bytes
     "bubble-8-32": 17.95,      # 7 / (32 + 7)
     "days-405b": 70.3,         # 15.6e12 x 3·(2·403.75e9 + 126·8192·32768) / (16384 x 0.4 x 989.4e12) / 86400

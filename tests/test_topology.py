@@ -32,7 +32,8 @@ BUILT = [
     tp.torus((8, 8), twisted=True), tp.torus((4, 4, 8), twisted=True), tp.torus((3, 1, 5)), tp.full_mesh(6),
     tp.switched(8), tp.nvl72(), tp.fat_tree(4), tp.fat_tree(6), tp.fat_tree(4, oversubscription=2),
     tp.dragonfly(4, 2, 2), tp.dragonfly(3, 1, 1, groups=3), tp.boardfly(6, 4, 4), tp.boardfly(3, 2, 2),
-    tp.tpu_pod((4, 4, 8)), tp.tpu_pod((2, 4, 4)), tp.tpu_pod((1, 1, 4)),
+    tp.tpu_pod((4, 4, 8)), tp.tpu_pod((2, 4, 4)), tp.tpu_pod((1, 1, 4)), tp.tpu_multislice("v5e", (4, 4), 3),
+    tp.h100_cluster(3),
 ]
 
 
