@@ -602,7 +602,7 @@ def tpu_slice(generation: str, shape) -> Topology:
     else:
         dims = tuple(_whole("each dimension", d) for d in shape)
         t = torus(dims, wraparound=tuple(d == 16 for d in dims))
-    return dataclasses.replace(t, **_links(_ICI[generation]))
+    return dataclasses.replace(t, name=f"TPU {generation} {'×'.join(map(str, t.dims))}", **_links(_ICI[generation]))
 
 
 def tpu_axis(generation: str, length: int) -> Topology:
@@ -612,7 +612,8 @@ def tpu_axis(generation: str, length: int) -> Topology:
         raise ValueError(f"generation must be one of {sorted(wraps)}, got {generation!r}")
     length = _whole("length", length)
     full = length % wraps[generation] == 0
-    return dataclasses.replace(torus((length,), wraparound=full), **_links(_ICI[generation]))
+    return dataclasses.replace(torus((length,), wraparound=full), name=f"TPU {generation} axis of {length}",
+                               **_links(_ICI[generation]))
 
 
 def tpu_multislice(generation: str, slice_shape, slices: int) -> Topology:
