@@ -31,12 +31,14 @@ def takeaway(text: str):
                 f"<b>Takeaway.</b> {body}</div>")
 
 
-def table(df, percent=(), scientific=()):
+def table(df, percent=(), scientific=(), shares=()):
     """A DataFrame styled for reading: 4 significant digits, '—' for unpublished values, no index.
 
-    ``percent``: columns shown as signed percentages; ``scientific``: columns shown as 1.23e+11.
+    ``percent``: columns shown as signed percentages (errors, changes); ``shares``: unsigned
+    percentages (parts of a whole); ``scientific``: columns shown as 1.23e+11.
     """
     fmt = {c: "{:,.4g}" for c in df.select_dtypes("number").columns}
     fmt.update({c: "{:+.2%}" for c in percent})
+    fmt.update({c: "{:.1%}" for c in shares})
     fmt.update({c: "{:.3g}" for c in scientific})
     return df.style.hide(axis="index").format(fmt, na_rep="—")

@@ -224,3 +224,15 @@ def test_catalogue_every_precision_and_status():
                 assert "no chip" in str(exc) or str(exc).strip()
                 continue
             _check_view(view)
+
+
+def test_notebook_table_formats_errors_signed_and_shares_unsigned():
+    import pandas as pd
+
+    from accelbook import notebook
+
+    df = pd.DataFrame({"case": ["a", "b"], "error": [0.05, -0.1], "share": [0.25, 1.0], "x": [1234.5678, None]})
+    html = notebook.table(df, percent=["error"], shares=["share"]).to_html()
+    assert "+5.00%" in html and "-10.00%" in html          # errors keep their sign
+    assert "25.0%" in html and "100.0%" in html and "+25.0%" not in html
+    assert "1,235" in html and "—" in html                  # 4 significant digits; missing shown as a dash
