@@ -271,51 +271,67 @@ def _uniform_load_and_diameter(topo: Topology) -> tuple[float, int]:
     return _LOAD_CACHE[key]
 
 
-def estimate(collective: str, message_bytes: float, topology: Topology, algorithm: str | None = None) -> Estimate:
-    """Time, algbw and busbw of a collective over all chips of ``topology``.
-
-    ``algorithm=None`` picks the fastest that applies (as NCCL's tuner aims to).
-    """
+def _check(collective: str, topology: Topology) -> None:
     if collective not in COLLECTIVES:
         raise ValueError(f"collective must be one of {COLLECTIVES}, got {collective!r}")
-    if isinstance(message_bytes, bool) or not (isinstance(message_bytes, (int, float, np.integer, np.floating))
-                                               and math.isfinite(message_bytes) and message_bytes > 0):
-        raise ValueError(f"message_bytes must be > 0, got {message_bytes!r}")
-    p = topology.n_endpoints
-    if p < 2:
+    if topology.n_endpoints < 2:
         raise ValueError("a collective needs at least two chips")
-    candidates = [algorithm] if algorithm is not None else list(ALGORITHMS)
-    best = None
-    errors = []
-    for alg in candidates:
+
+
+def _candidates(collective: str, topology: Topology, algorithm: str | None) -> list[tuple[str, str, float, float]]:
+    """Every applicable (algorithm, protocol) with its latency (s) and its seconds per byte: each
+    algorithm's time is exactly ``latency + bytes · slope``, so one evaluation at 1 byte gives both."""
+    out, errors = [], []
+    for alg in ([algorithm] if algorithm is not None else ALGORITHMS):
         for proto in _protocols(topology):
             try:
-                lat, bw = _estimate_one(collective, float(message_bytes), topology, alg, proto)
+                lat, slope = _estimate_one(collective, 1.0, topology, alg, proto)
             except ValueError as exc:
                 if f"{alg}: {exc}" not in errors:
                     errors.append(f"{alg}: {exc}")
                 continue
-            if best is None or lat + bw < best[2] + best[3]:
-                best = (alg, proto.name, lat, bw)
-    if best is None:
+            out.append((alg, proto.name, lat, slope))
+    if not out:
         raise ValueError(f"no algorithm for {collective} on {topology.name}: " + "; ".join(errors))
-    alg, proto, lat, bw = best
-    t = lat + bw
-    algbw = message_bytes / t
-    return Estimate(collective, alg, proto, float(message_bytes), p, t, lat, bw, algbw,
-                    algbw * bus_factor(collective, p))
+    return out
+
+
+def estimate(collective: str, message_bytes: float, topology: Topology, algorithm: str | None = None) -> Estimate:
+    """Time, algbw and busbw of a collective over all chips of ``topology``.
+
+    ``algorithm=None`` picks the fastest algorithm and protocol that apply (as NCCL's tuner does).
+    """
+    _check(collective, topology)
+    if isinstance(message_bytes, bool) or not (isinstance(message_bytes, (int, float, np.integer, np.floating))
+                                               and math.isfinite(message_bytes) and message_bytes > 0):
+        raise ValueError(f"message_bytes must be > 0, got {message_bytes!r}")
+    S = float(message_bytes)
+    alg, proto, lat, slope = min(_candidates(collective, topology, algorithm), key=lambda c: c[2] + c[3] * S)
+    t = lat + slope * S
+    p = topology.n_endpoints
+    algbw = S / t
+    return Estimate(collective, alg, proto, S, p, t, lat, slope * S, algbw, algbw * bus_factor(collective, p))
 
 
 def sweep(collective: str, topology: Topology, sizes=None) -> pd.DataFrame:
-    """Estimates over message sizes (bytes), with the algorithm chosen at each size."""
+    """Estimates over message sizes (bytes), with the algorithm and protocol chosen at each size
+    (the same choice as :func:`estimate`, computed for all sizes at once)."""
+    _check(collective, topology)
     sizes = np.geomspace(8, 8 * 2**30, 28) if sizes is None else np.asarray(sizes, dtype=float)
-    rows = []
-    for s in sizes:
-        e = estimate(collective, float(s), topology)
-        rows.append({"message_bytes": s, "algorithm": e.algorithm, "protocol": e.protocol, "time_s": e.time_s,
-                     "algbw_bytes_per_s": e.algbw_bytes_per_s, "busbw_bytes_per_s": e.busbw_bytes_per_s,
-                     "latency_share": e.latency_s / e.time_s})
-    return pd.DataFrame(rows)
+    if sizes.ndim != 1 or not (np.isfinite(sizes).all() and (sizes > 0).all()):
+        raise ValueError("sizes must be a 1-D array of message sizes > 0 (bytes)")
+    cands = _candidates(collective, topology, None)
+    lat = np.array([c[2] for c in cands])
+    slope = np.array([c[3] for c in cands])
+    times = lat[:, None] + slope[:, None] * sizes[None, :]
+    best = np.argmin(times, axis=0)             # first minimum, as estimate's min() keeps the first
+    t = times[best, np.arange(len(sizes))]
+    algbw = sizes / t
+    return pd.DataFrame({
+        "message_bytes": sizes, "algorithm": [cands[i][0] for i in best], "protocol": [cands[i][1] for i in best],
+        "time_s": t, "algbw_bytes_per_s": algbw,
+        "busbw_bytes_per_s": algbw * bus_factor(collective, topology.n_endpoints), "latency_share": lat[best] / t,
+    })
 
 
 def validation_table(path=None) -> pd.DataFrame:

@@ -120,13 +120,15 @@ class Topology:
 def _from_edges(name: str, kind: str, n_endpoints: int, n_nodes: int, edges, **kw) -> Topology:
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     e = e[e[:, 0] != e[:, 1]]
-    e = np.unique(np.sort(e, axis=1), axis=0)          # a pair of nodes is joined by one link here
-    both = np.concatenate([e, e[:, ::-1]])
-    order = np.lexsort((both[:, 1], both[:, 0]))
-    both = both[order]
+    lo, hi = np.minimum(e[:, 0], e[:, 1]), np.maximum(e[:, 0], e[:, 1])
+    key = np.unique(lo * n_nodes + hi)                  # a pair of nodes is joined by one link here
+    lo, hi = key // n_nodes, key % n_nodes
+    # both directions, ordered by (node, neighbour): CSR rows with sorted neighbours
+    both = np.sort(np.concatenate([lo * n_nodes + hi, hi * n_nodes + lo]))
+    src, dst = both // n_nodes, both % n_nodes
     indptr = np.zeros(n_nodes + 1, dtype=np.int64)
-    np.add.at(indptr, both[:, 0] + 1, 1)
-    return Topology(name, kind, n_endpoints, n_nodes, np.cumsum(indptr), both[:, 1].copy(), **kw)
+    indptr[1:] = np.cumsum(np.bincount(src, minlength=n_nodes))
+    return Topology(name, kind, n_endpoints, n_nodes, indptr, dst, **kw)
 
 
 def _whole(name: str, v, minimum: int = 1) -> int:

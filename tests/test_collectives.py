@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from accelbook import collectives as co
@@ -212,3 +213,38 @@ def test_fabric_protocols_are_checked(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
         tp.fabrics.cache_clear()
+
+
+SYSTEMS = [tp.hgx_h100(), tp.hgx_h100(nvls=False), tp.h100_cluster(3), tp.tpu_slice("v5p", (4, 4, 8)),
+           tp.tpu_axis("v5e", 4), tp.tpu_multislice("v5e", (4, 4), 3), tp.torus((4, 4)).with_links(50e9, 2e-6),
+           tp.fat_tree(4).with_links(50e9, 1e-6), tp.switched(16).with_links(100e9, 1e-6)]
+
+
+@pytest.mark.parametrize("topo", SYSTEMS, ids=lambda t: t.name)
+def test_every_algorithm_is_affine_in_the_message_size(topo):
+    # sweep relies on t = latency + bytes x slope holding exactly for every algorithm and protocol
+    for c in ("all_reduce", "all_gather", "reduce_scatter", "broadcast"):
+        try:
+            cands = co._candidates(c, topo, None)
+        except ValueError as exc:      # e.g. no broadcast across TPU slices: said, not guessed
+            assert topo.kind == "multislice" and c == "broadcast" and "hierarchical" in str(exc)
+            continue
+        for alg, proto, lat, slope in cands:
+            p = next(q for q in co._protocols(topo) if q.name == proto)
+            for S in (1.0, 3e3, 7.7e8):
+                t_lat, t_bw = co._estimate_one(c, S, topo, alg, p)
+                assert t_lat == pytest.approx(lat, rel=1e-12) and t_bw == pytest.approx(slope * S, rel=1e-12)
+
+
+@pytest.mark.parametrize("topo", SYSTEMS, ids=lambda t: t.name)
+def test_sweep_equals_estimate_at_every_size(topo):
+    sizes = np.geomspace(8, 2**34, 23)
+    for c in ("all_reduce", "all_gather"):
+        sw = co.sweep(c, topo, sizes)
+        for row, S in zip(sw.itertuples(), sizes):
+            e = co.estimate(c, S, topo)
+            assert (row.algorithm, row.protocol) == (e.algorithm, e.protocol)
+            assert row.time_s == pytest.approx(e.time_s, rel=1e-12)
+            assert row.busbw_bytes_per_s == pytest.approx(e.busbw_bytes_per_s, rel=1e-12)
+    with pytest.raises(ValueError, match="sizes"):
+        co.sweep("all_reduce", topo, [1e6, -1.0])
