@@ -78,12 +78,22 @@ def _peak(chip: Chip, precision: str) -> float:
     raise ValueError(f"{chip.name} publishes no peak for {precision}")
 
 
+_GEMM_EFF: dict = {}
+
+
 def _gemm_eff(chip: Chip, precision: str) -> tuple[float, str]:
-    try:
-        m, why = measured_efficiency(chip, "fp8" if precision in ("fp8", "int8", "fp4") else "bf16")
-        return m.fraction, why
-    except ValueError:
-        return 0.7, f"{chip.name}: no GEMM measurement for it or a sibling; 70% of peak ASSUMED"
+    # the answer depends on the chip's catalogue lineage and name only (not on what-if peaks): cached,
+    # as sweeps ask it for every layout and batch
+    from .clusters import base_id
+
+    key = (base_id(chip), chip.name, precision)
+    if key not in _GEMM_EFF:
+        try:
+            m, why = measured_efficiency(chip, "fp8" if precision in ("fp8", "int8", "fp4") else "bf16")
+            _GEMM_EFF[key] = (m.fraction, why)
+        except ValueError:
+            _GEMM_EFF[key] = (0.7, f"{chip.name}: no GEMM measurement for it or a sibling; 70% of peak ASSUMED")
+    return _GEMM_EFF[key]
 
 
 @dataclass(frozen=True)

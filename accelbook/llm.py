@@ -182,17 +182,17 @@ class Model:
         return total
 
     # -- the published-style counts --------------------------------------------------------------
-    @property
+    @functools.cached_property   # a frozen spec: computed once per model (inference sweeps ask often)
     def params(self) -> int:
         """Total parameters N: embeddings, every layer, every expert, final norm, LM head."""
         return self.embedding_params + self._layer_params(False) + self._norm_params + self.lm_head_params
 
-    @property
+    @functools.cached_property   # a frozen spec: computed once per model (inference sweeps ask often)
     def active_params(self) -> int:
         """Parameters one token uses (top-k routed + shared experts); = params for dense models."""
         return self.embedding_params + self._layer_params(True) + self._norm_params + self.lm_head_params
 
-    @property
+    @functools.cached_property   # a frozen spec: computed once per model (inference sweeps ask often)
     def matmul_params_active(self) -> int:
         """N_mm: weights one token is multiplied with (no embedding lookup, no norms; LM head in)."""
         attn = sum(i * o for i, o in self.attention_matrices().values())

@@ -703,6 +703,28 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
     ``n_evaluated``, ``n_fit`` and the best :class:`TrainingEstimate` under ``"best"``.
     ``fixed`` pins dimensions (``tp=8``, ``pp=[8, 16]``, ``recompute="full"``); see :func:`search_space`.
     """
+    model, chip, cl, n, s, cfg, res, order, n_fit = _search_arrays(
+        model, chip, n_chips, global_batch_tokens, seq_len, precision, cluster, flash_attention, sequence_parallel,
+        memory_reserve, tp_overlap, include_unfit, fixed)
+    k = len(cfg)
+    if top is not None:
+        order = order[:_whole("top", top)]
+    df = _frame(cfg[order], res[order])
+    df["why"] = _why(df)
+    df.attrs.update(n_evaluated=k, n_fit=n_fit, model=model.name, chip=chip.name, cluster=cl.name)
+    best = df.iloc[0]
+    df.attrs["best"] = estimate(model, chip, n, global_batch_tokens, s, tp=int(best.tp), pp=int(best.pp),
+                                cp=int(best.cp), ep=int(best.ep), vp=int(best.vp), microbatch=int(best.microbatch),
+                                zero_stage=int(best.zero_stage), recompute=best.recompute, precision=precision,
+                                cluster=cl, flash_attention=flash_attention, sequence_parallel=sequence_parallel,
+                                memory_reserve=memory_reserve, tp_overlap=tp_overlap)
+    return df
+
+
+def _search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision, cluster, flash_attention,
+                   sequence_parallel, memory_reserve, tp_overlap, include_unfit, fixed):
+    """The search without tables: every layout's config and results, and the ranking (fits first,
+    then step time; ties to the lower ZeRO stage, then the smaller memory)."""
     model, chip, cl = _resolve(model, chip, cluster, precision)
     n = _whole("n_chips", n_chips)
     s = _whole("seq_len", seq_len, 2)
@@ -734,21 +756,18 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
             f"(tp={int(cfg[i, 0])}, pp={int(cfg[i, 2])}, zero={int(cfg[i, 7])}, "
             f"recompute={RECOMPUTE[int(cfg[i, 8])]}). More chips, or a smaller microbatch or sequence.")
     keep = np.arange(k) if include_unfit else np.flatnonzero(fits)
-    # fits first, then step time; ties to the lower ZeRO stage, then the smaller memory
     order = keep[np.lexsort((res[keep, R["memory_per_chip_bytes"]], cfg[keep, 7], res[keep, R["step_time_s"]],
                              ~fits[keep]))]
-    if top is not None:
-        order = order[:_whole("top", top)]
-    df = _frame(cfg[order], res[order])
-    df["why"] = _why(df)
-    df.attrs.update(n_evaluated=k, n_fit=n_fit, model=model.name, chip=chip.name, cluster=cl.name)
-    best = df.iloc[0]
-    df.attrs["best"] = estimate(model, chip, n, global_batch_tokens, s, tp=int(best.tp), pp=int(best.pp),
-                                cp=int(best.cp), ep=int(best.ep), vp=int(best.vp), microbatch=int(best.microbatch),
-                                zero_stage=int(best.zero_stage), recompute=best.recompute, precision=precision,
-                                cluster=cl, flash_attention=flash_attention, sequence_parallel=sequence_parallel,
-                                memory_reserve=memory_reserve, tp_overlap=tp_overlap)
-    return df
+    return model, chip, cl, n, s, cfg, res, order, n_fit
+
+
+def _best_config(model, chip, n, global_batch_tokens, seq_len, precision, cl, fixed) -> dict:
+    """The layout :func:`search` ranks first, as the config dict :func:`_estimate_fast` takes (no tables)."""
+    model, chip, cl, n, s, cfg, res, order, _ = _search_arrays(
+        model, chip, n, global_batch_tokens, seq_len, precision, cl, True, True, 0.10, 0.0, False, fixed)
+    c = {f: int(v) for f, v in zip(CONFIG_FIELDS, cfg[order[0]])}
+    c["recompute"] = RECOMPUTE[c["recompute"]]
+    return dict(c, precision=precision, seq_len=s, flash_attention=True, sequence_parallel=True)
 
 
 def _check_pinned(model: Model, n: int, s: int, fixed: dict) -> None:
@@ -828,8 +847,7 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
 
     if layout == "fixed":
         try:
-            base = search(model, chip, counts[-1], gbt_of(counts[-1]), seq_len, precision=precision, cluster=cl, top=1,
-                          **fixed).attrs["best"].config
+            base = _best_config(model, chip, counts[-1], gbt_of(counts[-1]), seq_len, precision, cl, fixed)
         except ValueError as e:
             raise ValueError(f"no layout fits at the largest count ({counts[-1]:,} chips): {e}") from None
     vecs = (_model_vec(model, seq_len), *_chip_vec(chip, cl, precision))
@@ -837,10 +855,8 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
         gbt = gbt_of(n)
         try:
             if layout == "best":
-                est = search(model, chip, n, gbt, seq_len, precision=precision, cluster=cl, top=1, **fixed).attrs["best"]
-                base = est.config
-            else:
-                est = _estimate_fast(model, chip, cl, n, gbt, seq_len, base, vecs)
+                base = _best_config(model, chip, n, gbt, seq_len, precision, cl, fixed)
+            est = _estimate_fast(model, chip, cl, n, gbt, seq_len, base, vecs)
         except ValueError as e:
             rows.append({"n_chips": n, "note": str(e)})
             continue

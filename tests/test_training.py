@@ -631,3 +631,16 @@ def test_predicted_metric_rejects_unknown_metric_and_convention():
         T.predicted_metric(est, m, c, "flops", "model_full")
     with pytest.raises(ValueError, match="convention"):
         T.predicted_metric(est, m, c, "mfu", "model_half")
+
+
+@pytest.mark.parametrize("model,chip,n,seq", [("llama-3.1-70b", "h100", 1024, 8192), ("deepseek-v3", "tpu-v5p", 2048, 4096),
+                                              ("gpt3-175b", "b200", 512, 2048)])
+def test_lean_best_layout_equals_the_search_table(model, chip, n, seq):
+    # scaling() uses the table-free path; it must pick exactly the layout search() reports as best
+    gbt = 2 * seq * n
+    best = T.search(model, chip, n, gbt, seq, top=1).attrs["best"]
+    c = T._best_config(model, chip, n, gbt, seq, "bf16", None, {})
+    for k in ("tp", "cp", "pp", "vp", "ep", "microbatch", "zero_stage", "recompute"):
+        assert c[k] == best.config[k], k
+    fast = T.scaling(model, chip, [n], seq, batch_tokens_per_chip=2 * seq, layout="best")
+    assert fast["step_time_s"].iloc[0] == pytest.approx(best.step_time_s, rel=1e-12)
