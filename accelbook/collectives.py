@@ -44,7 +44,8 @@ Algorithms:
   IB rails, all-gather inside the node, one after the other (not pipelined). On TPU slices joined
   by the data-centre network (``topology.tpu_multislice``) the same with the torus algorithm inside
   each slice and each chip's DCN share across slices.
-- ``direct``: all-to-all with a message to every peer at once (switched, full mesh).
+- ``direct``: all-to-all with a message to every peer at once (switched, full mesh); on a GPU
+  cluster the share for other nodes, (p-g)/p of the buffer, leaves through each GPU's own NIC.
 - ``routed``: all-to-all over any network: each pair's S/p bytes follow the shortest paths (split
   equally), so the time is the busiest link's load (``topology.all_to_all_load``) × S/p ÷ ηB, plus
   diameter × α.
@@ -212,12 +213,19 @@ def _algorithm(c, S, topo: Topology, alg, alpha, link, proto) -> tuple[float, fl
             raise ValueError("the torus algorithm needs a torus or mesh")
         return _torus(c, S, topo, alpha, link)
     if alg == "direct":
-        if c != "all_to_all" or kind not in ("switched", "full_mesh"):
-            raise ValueError("direct is all_to_all on a switched domain or full mesh")
+        if c != "all_to_all" or kind not in ("switched", "full_mesh", "cluster"):
+            raise ValueError("direct is all_to_all on a switched domain, a full mesh or a GPU cluster")
+        if kind == "cluster" and topo.params["nodes"] > 1:
+            # each GPU sends S/p to every peer: (g-1)/p of S over NVLink, (p-g)/p of S out of its own NIC
+            g = topo.params["gpus_per_node"]
+            nic_step, nic_rate = _nic(topo, proto)
+            return nic_step, max((g - 1) / p * S / link, (p - g) / p * S / nic_rate)
         return alpha, (p - 1) / p * S / link
     if alg == "routed":
         if c != "all_to_all":
             raise ValueError("routed is all_to_all over the network's shortest paths")
+        if kind == "cluster":
+            raise ValueError("a GPU cluster's links differ (NVLink, NICs): its all_to_all is direct")
         load, diameter = _uniform_load_and_diameter(topo)
         # nccl-tests: S is each rank's send buffer, S/p to each peer; the busiest link carries `load` pairs
         return diameter * alpha, load * (S / p) / link

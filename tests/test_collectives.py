@@ -102,6 +102,18 @@ def test_cluster_rings_use_every_rail():
     assert h.bandwidth_s == pytest.approx(2 * 7 / 8 * 1e10 / (450e9 * 0.82) + 2 * 3 / 4 * 1e10 / 8 / (50e9 * 0.82))
 
 
+def test_cluster_all_to_all_leaves_through_the_nics():
+    # 4 nodes x 8 GPUs: each GPU sends S/32 to each peer, 7/32 of S over NVLink, 24/32 of S out of its NIC
+    c = tp.h100_cluster(4)
+    S = 1e9
+    e = co.estimate("all_to_all", S, c)
+    assert e.algorithm == "direct"
+    assert e.bandwidth_s == pytest.approx(max(7 / 32 * S / (450e9 * 0.82), 24 / 32 * S / (50e9 * 0.82)))
+    assert e.latency_s == pytest.approx(8.4e-6 + 14e-6)  # Simple: fixed cost + one inter-node step
+    with pytest.raises(ValueError, match="direct"):
+        co.estimate("all_to_all", S, c, "routed")
+
+
 def test_sliders_scale_every_latency_and_bandwidth():
     h = tp.hgx_h100()
     slow = h.scaled(bandwidth=0.5, latency=2.0)
