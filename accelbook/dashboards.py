@@ -343,7 +343,7 @@ def topology_spec() -> DashboardSpec:
 SYSTEMS = {   # label -> builder of the system with ``n`` nodes or pods where it scales out
     "HGX H100, NVLS on": lambda n: topology.hgx_h100(nvls=True),
     "HGX H100, NVLS off": lambda n: topology.hgx_h100(nvls=False),
-    "HGX H100 nodes on IB rails": lambda n: topology.h100_cluster(n),
+    "H100 nodes, IB rails": lambda n: topology.h100_cluster(n),
     "TPU v5p 4×4×4 slice": lambda n: topology.tpu_slice("v5p", (4, 4, 4)),
     "TPU v5e 16×16 pod": lambda n: topology.tpu_slice("v5e", (16, 16)),
     "TPU v6e pods over DCN": lambda n: topology.tpu_multislice("v6e", (16, 16), n),

@@ -7,7 +7,9 @@ are *not* nodes: an OCS is a patch panel that joins links, so it adds no hop). A
 Builders: :func:`ring`, :func:`torus` (and :func:`mesh`, ``wraparound=False``; ``twisted=True``
 for a twisted 2D/3D torus), :func:`full_mesh`, :func:`switched` (an NVSwitch node, :func:`nvl72`),
 :func:`fat_tree` (k-ary, with oversubscription), :func:`dragonfly`, :func:`boardfly` (a labelled
-guess at TPU 8i's network) and :func:`tpu_pod` (4×4×4 cubes joined by optical switches).
+guess at TPU 8i's network) and :func:`tpu_pod` (4×4×4 cubes joined by optical switches). Systems
+with published link figures (``data/fabrics.toml``): :func:`hgx_h100`, :func:`h100_cluster`,
+:func:`tpu_slice`, :func:`tpu_axis` and :func:`tpu_multislice` (pods joined by the data-centre network).
 
 :func:`hop_stats` runs a breadth-first search from every chip (bit-parallel: 64 sources per pass,
 batches in parallel with ``prange``, each with its own buffers) and returns the diameter, the mean hop count over
