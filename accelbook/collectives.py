@@ -145,6 +145,13 @@ def _nic(topo: Topology, proto: Protocol) -> tuple[float, float]:
     return step, p["nic_bw_bytes_per_s"] * p.get("nic_efficiency", topo.efficiency) * share
 
 
+def _per_rail_byte_s(topo: Topology, link: float, nic_rate: float) -> float:
+    """Seconds per byte of a ring or tree that runs one copy per rail (each 1/g of the data): a GPU's
+    NIC carries its own rail's node crossings, its NVLink the other g-1 rails' steps."""
+    g = topo.params["gpus_per_node"]
+    return max((g - 1) / g / link, 1 / (g * nic_rate))
+
+
 def _estimate_one(c, S, topo: Topology, alg, proto: Protocol) -> tuple[float, float]:
     p = topo.n_endpoints
     alpha = proto.step_latency_s
@@ -174,21 +181,13 @@ def _algorithm(c, S, topo: Topology, alg, alpha, link, proto) -> tuple[float, fl
     if alg == "ring":
         if c == "all_to_all":
             raise ValueError("a ring all-to-all forwards messages over many hops: use routed or direct")
-        if kind == "cluster":
+        if kind == "cluster" and topo.params["nodes"] > 1:
             # NCCL runs one ring per rail (g rings, each 1/g of the data), laid out so that ring r leaves
-            # every node through GPU r's NIC: a GPU's NIC carries one ring's crossing, its NVLink the
-            # other g-1 rings' steps. The steps that cross nodes pay the NIC's latency.
-            g, nodes = topo.params["gpus_per_node"], topo.params["nodes"]
+            # every node through GPU r's NIC. The steps that cross nodes pay the NIC's latency.
             nic_step, nic_rate = _nic(topo, proto)
-            lat, _ = _ring(c, S, p, alpha, link)
-            if nodes == 1:
-                return _ring(c, S, p, alpha, link)
-            data = (2 if c == "all_reduce" else 1) * (p - 1) / p * S
-            if c == "broadcast":
-                data = S
-            bw = data * max((g - 1) / g / link, 1 / (g * nic_rate))
-            inter = (2 if c == "all_reduce" else 1) * (nodes - 1)
-            return lat + inter * (nic_step - alpha), bw
+            lat, data = _ring(c, S, p, alpha, 1.0)          # at 1 B/s the time is the bytes per link
+            inter = (2 if c == "all_reduce" else 1) * (topo.params["nodes"] - 1)
+            return lat + inter * (nic_step - alpha), data * _per_rail_byte_s(topo, link, nic_rate)
         per_chip = link * (2 if kind in ("torus", "tpu_pod", "ring") and any(topo.wraparound) else 1)
         return _ring(c, S, p, alpha, per_chip)
     if alg == "tree":
@@ -200,12 +199,12 @@ def _algorithm(c, S, topo: Topology, alg, alpha, link, proto) -> tuple[float, fl
             nic_step, nic_rate = _nic(topo, proto)
             f = 2 if c == "all_reduce" else 1
             lat = f * ((g - 1) * alpha + math.ceil(math.log2(nodes)) * nic_step)
-            return lat, f * S * max((g - 1) / g / link, 1 / (g * nic_rate))
+            return lat, f * S * _per_rail_byte_s(topo, link, nic_rate)
         if kind in ("torus", "mesh", "tpu_pod", "ring"):
             raise ValueError("a binary tree's edges span many hops of a torus: use the ring or torus algorithm")
         if topo.protocols and kind in ("switched", "cluster"):
             # NCCL's tree inside one node is a chain: p-1 steps up, p-1 down
-            lat, bw = _tree(c, S, p, alpha, link)
+            _, bw = _tree(c, S, p, alpha, link)
             return (2 if c == "all_reduce" else 1) * (p - 1) * alpha, bw
         return _tree(c, S, p, alpha, link)
     if alg == "torus":
@@ -241,8 +240,6 @@ def _algorithm(c, S, topo: Topology, alg, alpha, link, proto) -> tuple[float, fl
         if c in ("all_gather", "reduce_scatter"):
             return lat_in + lat_x, bw_in + bw_x
         raise ValueError("hierarchical covers all_reduce, all_gather and reduce_scatter")
-    if alg == "nvls":
-        raise ValueError("NVLS is handled with its own latency")
     raise ValueError(f"unknown algorithm {alg!r}; have {ALGORITHMS}")
 
 
