@@ -8,20 +8,52 @@ Start here::
     ab.models()                # LLM architectures with derived parameter counts
     ab.get_model("llama-3.1-70b")
 
-Modules, one concept each: catalogue (the TOML loader), chip, llm (model architectures),
-roofline, economics, claims, systolic (cycle-level systolic arrays), tiling (GPU tiles, TPU MXU
-padding), topology (networks, hop counts, link loads), collectives (alpha-beta models), clusters
-(training networks, measured GEMM efficiency), training (memory, step time, layout search), charts,
-dashboard (the dashboard pattern), dashboards (the notebooks' dashboards), exercises, notebook
-(setup for a notebook session).
+Sub-packages, one layer each (ARCHITECTURE.md walks one number through them):
+
+- ``specs``: the one catalogue loader and the frozen specs it builds (chips, models, fabrics,
+  clusters, measured efficiencies);
+- ``chip``: inside one chip (roofline, tiling, systolic arrays, chip design);
+- ``network``: topologies, path kernels, collectives;
+- ``training``, ``moe``, ``inference`` (with the serving simulator), ``economics`` (cost, TCO,
+  migration, fleet, claims): the models;
+- ``ui``: the dashboard pattern, charts, the notebooks' dashboards, exercises, notebook set-up.
+  Model layers never import ``ui``.
+
+Short names kept for the notebooks and for users' code: ``accelbook.collectives``,
+``accelbook.topology``, ``accelbook.systolic``, ``accelbook.serving``, ``accelbook.exercises``
+and ``accelbook.show`` are the modules and function of those sub-packages.
 """
 
-from .catalogue import CatalogueError, UnknownNameError
-from .chip import Chip, chips, disagreements, get_chip, load_chips, provenance_table
-from .llm import Model, get_model, load_models, models
+import importlib
+
+from .specs.chips import Chip, chips, disagreements, get_chip, load_chips, provenance_table
+from .specs.loader import CatalogueError, UnknownNameError
+from .specs.models import Model, get_model, load_models, models
 
 __all__ = [
     "CatalogueError", "UnknownNameError", "Chip", "Model", "chips", "get_chip", "load_chips",
     "provenance_table", "disagreements", "models", "get_model", "load_models",
 ]
 __version__ = "0.1.0"
+
+#: short name -> where it lives; imported on first use so ``import accelbook`` stays light
+_SHORT_NAMES = {
+    "collectives": ("accelbook.network.collectives", None),
+    "topology": ("accelbook.network.topology", None),
+    "systolic": ("accelbook.chip.systolic", None),
+    "serving": ("accelbook.inference.serving", None),
+    "exercises": ("accelbook.ui.exercises", None),
+    "show": ("accelbook.ui.dashboard", "show"),
+}
+
+
+def __getattr__(name: str):
+    if name in _SHORT_NAMES:
+        module, attr = _SHORT_NAMES[name]
+        obj = importlib.import_module(module)
+        return getattr(obj, attr) if attr else obj
+    raise AttributeError(f"module 'accelbook' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_SHORT_NAMES))

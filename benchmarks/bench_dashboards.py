@@ -21,9 +21,9 @@ import time
 
 import numpy as np
 
-from accelbook import charts
-from accelbook.dashboard import time_views
-from accelbook.dashboards import ALL_SPECS
+from accelbook.ui import charts
+from accelbook.ui.dashboard import time_views
+from accelbook.ui.dashboards import ALL_SPECS
 
 TARGET_P95_S = 0.050
 

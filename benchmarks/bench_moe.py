@@ -23,8 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from accelbook import moe  # noqa: E402
-from accelbook import topology as tp  # noqa: E402
-
+from accelbook.network import topology as tp  # noqa: E402
 from naive_moe import reference_routing  # noqa: E402
 
 GOAL_RATIO = 10.0
@@ -84,7 +83,7 @@ def main() -> int:
         b, m, _ = best_of(fn, 15)
         print(f"   {name:<18} median {m * 1e3:6.1f} ms")
     try:
-        from accelbook import dashboards
+        from accelbook.ui import dashboards
     except Exception as e:      # the module is being edited elsewhere; report, don't fail
         print(f"   (dashboards not importable: {type(e).__name__}: {e})")
         return 0

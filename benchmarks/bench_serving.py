@@ -22,8 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from accelbook import serving as sv  # noqa: E402
-
+from accelbook.inference import serving as sv  # noqa: E402
 from naive_serving import reference_simulate  # noqa: E402
 
 GOAL_S = 1.0

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from accelbook import systolic
+from accelbook.chip import systolic
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "validation" / "scalesim_v2_calc.csv"
 

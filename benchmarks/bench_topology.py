@@ -21,7 +21,7 @@ import time
 import networkx as nx
 import numpy as np
 
-from accelbook import topology as tp
+from accelbook.network import topology as tp
 
 
 def networkx_histogram(t):

@@ -19,9 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from accelbook import training  # noqa: E402
-from accelbook.chip import get_chip  # noqa: E402
-from accelbook.clusters import cluster_for  # noqa: E402
-from accelbook.llm import get_model  # noqa: E402
+from accelbook.specs.chips import get_chip  # noqa: E402
+from accelbook.specs.clusters import cluster_for  # noqa: E402
+from accelbook.specs.models import get_model  # noqa: E402
 
 GOAL_S = 2.0
 

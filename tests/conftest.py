@@ -1,7 +1,6 @@
 """Shared test fixtures."""
 
 from __future__ import annotations
-
 from pathlib import Path
 
 import pytest

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from accelbook import chipdesign as cd
-from accelbook.catalogue import DATA_DIR, CatalogueError
-from accelbook.chip import get_chip
-from accelbook.llm import get_model
+from accelbook.chip import design as cd
+from accelbook.specs.loader import DATA_DIR, CatalogueError
+from accelbook.specs.chips import get_chip
+from accelbook.specs.models import get_model
 
 # data/chipdesign.toml, in the units the hand calculations below use
 UNCORE_MM2, STATIC_W_MM2 = 120.0, 0.12

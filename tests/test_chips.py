@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import accelbook as ab
-from accelbook.catalogue import UnknownNameError
+from accelbook.specs.loader import UnknownNameError
 
 
 @pytest.mark.parametrize("name, cid", [
@@ -19,7 +19,7 @@ def test_forgiving_names(name, cid):
     assert ab.get_chip(name).id == cid
 
 
-@pytest.mark.parametrize("chip", ab.load_chips(ab.catalogue.DATA_DIR / "chips.toml"), ids=lambda c: c.id)
+@pytest.mark.parametrize("chip", ab.load_chips(ab.specs.loader.DATA_DIR / "chips.toml"), ids=lambda c: c.id)
 def test_every_alias_resolves_to_its_own_chip(chip):
     # no alias of one chip may be shadowed by another chip's id, name or alias
     for name in (chip.id, chip.name, *chip.aliases):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from accelbook import collectives as co
-from accelbook import topology as tp
+from accelbook.network import collectives as co
+from accelbook.network import topology as tp
 
 
 def test_bus_factors_are_nccl_tests():
@@ -207,7 +207,7 @@ def test_fabric_figures_come_from_data_with_sources():
 
 
 def test_fabric_protocols_are_checked(tmp_path, monkeypatch):
-    from accelbook import catalogue
+    from accelbook.specs import loader as catalogue
 
     text = (catalogue.DATA_DIR / "fabrics.toml").read_text()
     bad = text.replace("LL128 = [14.0, 1.9, 0.92, 0]", "LL128 = [14.0, 1.9, 1.5, 0]")

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from accelbook import dashboard as dsh
-from accelbook.dashboard import Dashboard, DashboardSpec, Slider, View, check_finite, fmt_si, time_views
-from accelbook.dashboards import ALL_SPECS, roofline_spec
+from accelbook.ui import dashboard as dsh
+from accelbook.ui.dashboard import Dashboard, DashboardSpec, Slider, View, check_finite, fmt_si, time_views
+from accelbook.ui.dashboards import ALL_SPECS, roofline_spec
 
 SPECS = [f() for f in ALL_SPECS]
 
@@ -197,7 +197,7 @@ def test_roofline_every_model_phase_precision_at_the_extremes():
 
 
 def test_training_cost_every_model_at_the_extremes():
-    from accelbook.dashboards import training_cost_spec
+    from accelbook.ui.dashboards import training_cost_spec
 
     spec = training_cost_spec()
     c = spec.controls
@@ -212,7 +212,7 @@ def test_training_cost_every_model_at_the_extremes():
 
 
 def test_catalogue_every_precision_and_status():
-    from accelbook.dashboards import catalogue_spec
+    from accelbook.ui.dashboards import catalogue_spec
 
     spec = catalogue_spec()
     c = spec.controls
@@ -229,7 +229,7 @@ def test_catalogue_every_precision_and_status():
 def test_notebook_table_formats_errors_signed_and_shares_unsigned():
     import pandas as pd
 
-    from accelbook import notebook
+    from accelbook.ui import notebook
 
     df = pd.DataFrame({"case": ["a", "b"], "error": [0.05, -0.1], "share": [0.25, 1.0], "x": [1234.5678, None]})
     html = notebook.table(df, percent=["error"], shares=["share"]).to_html()

@@ -14,11 +14,10 @@ import pandas as pd
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
 from accelbook import economics as E
-from accelbook import fleet as F
-from accelbook import migration as M
-from accelbook.chip import get_chip
+from accelbook.economics import fleet as F
+from accelbook.economics import migration as M
+from accelbook.specs.chips import get_chip
 
 HOURS_PER_YEAR = 8760
 

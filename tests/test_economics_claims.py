@@ -7,9 +7,9 @@ import math
 import pytest
 
 import accelbook as ab
-from accelbook import claims as cl
+from accelbook.economics import claims as cl
 from accelbook import economics as ec
-from accelbook.catalogue import CatalogueError
+from accelbook.specs.loader import CatalogueError
 
 # Llama 3.1 70B training FLOPs per token at s = 4096, by hand (see test_models.test_llama31_70b_flops_by_hand):
 # N_mm = 69,501,714,432; C_fwd = 2*N_mm + 4*80*4096*8192 = 149,740,847,104; C_train = 3*C_fwd = 449,222,541,312
@@ -191,7 +191,7 @@ def test_flop_accounting_megatron_bridge_counts_causal_attention():
 
 
 def test_summary_table_in_reader_units():
-    from accelbook.chip import summary_table
+    from accelbook.specs.chips import summary_table
 
     row = summary_table().set_index("chip").loc[ab.get_chip("h100").name]
     # NVIDIA H100 SXM5 datasheet: 989.4 TFLOP/s dense bf16, 3.35 TB/s, 80 GB, NVLink 900 GB/s (both ways), 700 W
@@ -202,7 +202,7 @@ def test_summary_table_in_reader_units():
 
 
 def test_claims_html_escapes_dollars_and_markup():
-    from accelbook.claims import claims_html
+    from accelbook.economics.claims import claims_html
 
     out = claims_html()
     # one card per claim, each with its verdict; "$12-15" stays text (no LaTeX, no raw markup)

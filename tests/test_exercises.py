@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from accelbook.exercises import EXERCISES, check
+from accelbook.ui.exercises import EXERCISES, check
 
 # Hand answers. ridge-h100: 989.4e12 / 3.35e12 = 295.3 FLOP/B; v5p-8-chip-gib: 8 x 95 GiB = 760 GiB;
 # decode-bound: I ~ 1 FLOP/B << 295 -> memory; batch-to-ridge: I ~ T, so T ~ I* = 295 tokens;

@@ -162,7 +162,7 @@ def test_unknown_model_lists_close_matches():
 
 def test_models_dataframe():
     df = ab.models()
-    assert df["id"].is_unique and len(df) == len(ab.llm.all_models())
+    assert df["id"].is_unique and len(df) == len(ab.specs.models.all_models())
     row = df.set_index("id").loc["llama-2-70b"]
     assert row["params_error"] == pytest.approx(68_976_648_192 / 70e9 - 1)
     assert row["kv_bytes_per_token_bf16"] == 327_680

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import accelbook as ab
-from accelbook.chip import all_chips
-from accelbook.llm import all_models
-from accelbook.roofline import (
+from accelbook.specs.chips import all_chips
+from accelbook.specs.models import all_models
+from accelbook.chip.roofline import (
     PHASES, attainable_flop_s, layer_ops, layer_roofline, ridge_point, roofline_curve, time_bounds,
 )
 

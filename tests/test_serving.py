@@ -11,9 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from accelbook import serving as sv
-
+from accelbook.inference import serving as sv
 from naive_serving import reference_simulate
 
 # a realistic 8B-class instance: 15 ms to read the weights, 0.1 ms per prompt token

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from accelbook.tiling import gpu_gemm, shape_sweep, tpu_gemm
+from accelbook.chip.tiling import gpu_gemm, shape_sweep, tpu_gemm
 
 
 def test_h100_waves_by_hand():

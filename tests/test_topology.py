@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from accelbook import topology as tp
+from accelbook.network import topology as tp
 
 
 def networkx_histogram(t: tp.Topology) -> np.ndarray:

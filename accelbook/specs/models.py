@@ -27,7 +27,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from .catalogue import (
+from .loader import (
     DATA_DIR, Catalogue, CatalogueError, Provenance, Source, _check_keys, file_keys, parse_quantity,
     read_table_file, user_sources,
 )

@@ -27,10 +27,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 #: where the package's own catalogue lives; a wheel install ships a copy under accelbook/data
 if not DATA_DIR.is_dir():  # pragma: no cover - only in a non-editable install
-    DATA_DIR = Path(__file__).resolve().parent / "data"
+    DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 #: unit suffix -> factor to SI. GB and GiB are kept apart on purpose.
 UNITS: Mapping[str, float] = MappingProxyType(

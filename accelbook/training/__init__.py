@@ -52,10 +52,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from numba import njit, prange
-
-from .chip import Chip, get_chip
-from .clusters import Cluster, cluster_for, get_cluster, measured_efficiency
-from .llm import Model, get_model
+from ..specs.chips import Chip, get_chip
+from ..specs.clusters import Cluster, cluster_for, get_cluster, measured_efficiency
+from ..specs.models import Model, get_model
 
 RECOMPUTE = ("none", "selective", "full")
 PRECISIONS = ("bf16", "fp8")
@@ -944,7 +943,7 @@ def predicted_metric(est: TrainingEstimate, model: Model, chip: Chip, metric: st
 
 def published_runs(path=None) -> dict[str, dict]:
     """The rows of ``data/training_runs.toml``, checked."""
-    from .catalogue import DATA_DIR, _check_keys, load_sources, parse_quantity, read_table_file
+    from ..specs.loader import DATA_DIR, _check_keys, load_sources, parse_quantity, read_table_file
 
     path = path or DATA_DIR / "training_runs.toml"
     sources = load_sources()
@@ -952,7 +951,7 @@ def published_runs(path=None) -> dict[str, dict]:
     for rid, e in read_table_file(path).items():
         _check_keys(path, rid, e, required=_RUN_REQUIRED, optional=set(_RUN_LAYOUT) | {"assumed"})
         if e["metric"] not in METRICS or e["convention"] not in CONVENTIONS or e["role"] not in ("target", "context"):
-            from .catalogue import CatalogueError
+            from ..specs.loader import CatalogueError
 
             raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, convention in {CONVENTIONS}, "
                                                       "role 'target' or 'context'")

@@ -25,14 +25,42 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+from numba import njit
 
+from ..checks import whole
 from .systolic import closed_form
 
+#: a thread block's output tile and K slice when none is given (CUTLASS's common 128×128×64 on H100)
+GPU_TILE = (128, 128, 64)
 
-def _whole(name: str, v) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"{name} must be a whole number >= 1, got {v!r}")
-    return v
+
+@njit(cache=True)
+def gpu_tile_factors(M, N, K, sms, tile_m, tile_n, tile_k):
+    """(tiles, waves, η_tile, η_k, η_wave) of one GEMM on ``sms`` SMs: the formulas above.
+
+    Plain numbers in, plain numbers out, so the training kernel calls it too (``@njit``; from Python
+    it runs compiled). No checks: :func:`gpu_gemm` is the checked entry point.
+    """
+    tm = math.ceil(M / tile_m)
+    tn = math.ceil(N / tile_n)
+    tiles = tm * tn
+    waves = math.ceil(tiles / sms)
+    eta_tile = M * N / (tm * tile_m * tn * tile_n)
+    eta_k = K / (math.ceil(K / tile_k) * tile_k)
+    return tiles, waves, eta_tile, eta_k, tiles / (waves * sms)
+
+
+@njit(cache=True)
+def tpu_fold_efficiency(M, N, K, mxu, n_mxu):
+    """Share of ``n_mxu`` weight-stationary ``mxu × mxu`` units' cycles doing useful MACs:
+    M·N·K / (L · waves · mxu² · n_mxu), with ``⌈K/mxu⌉·⌈N/mxu⌉`` folds of ``L = 3·mxu + M - 2``
+    cycles (preload, stream, drain: :func:`accelbook.chip.systolic.fold_length`) in
+    ``waves = ⌈folds / n_mxu⌉``. Tests check it against :func:`tpu_gemm`, which asks the systolic model.
+    """
+    folds = math.ceil(K / mxu) * math.ceil(N / mxu)
+    fold_cycles = 2 * mxu + M + mxu - 2
+    waves = math.ceil(folds / n_mxu)
+    return M * N * K / (fold_cycles * waves * mxu * mxu * n_mxu)
 
 
 def gpu_gemm(M: int, N: int, K: int, sms: int = 132, tile_m: int = 128, tile_n: int = 128,
@@ -43,13 +71,8 @@ def gpu_gemm(M: int, N: int, K: int, sms: int = 132, tile_m: int = 128, tile_n: 
     """
     for name, v in (("M", M), ("N", N), ("K", K), ("sms", sms), ("tile_m", tile_m), ("tile_n", tile_n),
                     ("tile_k", tile_k)):
-        _whole(name, v)
-    tm, tn = math.ceil(M / tile_m), math.ceil(N / tile_n)
-    tiles = tm * tn
-    waves = math.ceil(tiles / sms)
-    eta_tile = M * N / (tm * tile_m * tn * tile_n)
-    eta_k = K / (math.ceil(K / tile_k) * tile_k)
-    eta_wave = tiles / (waves * sms)
+        whole(name, v)
+    tiles, waves, eta_tile, eta_k, eta_wave = gpu_tile_factors(M, N, K, sms, tile_m, tile_n, tile_k)
     return {"arch": "GPU", "tiles": tiles, "waves": waves, "eta_pad": eta_tile, "eta_inner": eta_k,
             "eta_wave": eta_wave, "efficiency": eta_tile * eta_k * eta_wave}
 
@@ -63,7 +86,7 @@ def tpu_gemm(M: int, N: int, K: int, mxu: int = 128, n_mxu: int = 8) -> dict:
     fold spent streaming (M / fold cycles), ``eta_wave`` the busy share of the last wave of folds.
     """
     for name, v in (("M", M), ("N", N), ("K", K), ("mxu", mxu), ("n_mxu", n_mxu)):
-        _whole(name, v)
+        whole(name, v)
     r = closed_form(M, N, K, mxu, mxu, "ws")
     fold_cycles = r.trace_cycles // r.n_folds
     waves = math.ceil(r.n_folds / n_mxu)

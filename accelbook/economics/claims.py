@@ -21,9 +21,9 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from .catalogue import DATA_DIR, CatalogueError, _check_keys, load_sources, read_table_file
-from .chip import get_chip
-from .economics import implied_params, peak_flop_per_usd
+from ..specs.loader import DATA_DIR, CatalogueError, _check_keys, load_sources, read_table_file
+from ..specs.chips import get_chip
+from . import implied_params, peak_flop_per_usd
 
 VERDICTS = ("supported", "not supported", "cannot tell")
 

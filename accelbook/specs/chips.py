@@ -20,13 +20,23 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from .catalogue import (
+from .loader import (
     DATA_DIR, STATUSES, Catalogue, CatalogueError, Provenance, Source, _check_keys, file_keys,
     parse_quantity, user_sources, read_table_file, split_unit,
 )
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4")
 KINDS = ("gpu", "tpu", "asic", "wafer")
+
+#: share of HBM kept free for the runtime, communication buffers and fragmentation. An ESTIMATE
+#: (PyTorch and NCCL keep a few GB of an 80 GB card for themselves; vLLM's default
+#: ``gpu_memory_utilization`` is 0.9). Training and inference both start from this value.
+MEMORY_RESERVE = 0.10
+
+
+def usable_memory_bytes(capacity_bytes: float, reserve: float = MEMORY_RESERVE) -> float:
+    """Bytes a model may fill: ``capacity · (1 - reserve)``."""
+    return capacity_bytes * (1 - reserve)
 
 # base key -> units it may be written in; the SI field it fills
 _QUANTITIES: dict[str, tuple[tuple[str, ...], str]] = {

@@ -20,14 +20,13 @@ in FLOPs and bytes (the backward of ``Y = XW`` computes ``dX`` and ``dW``, each 
 """
 
 from __future__ import annotations
-
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .chip import Chip
-from .llm import Model, bytes_per_element
+from ..specs.chips import Chip
+from ..specs.models import Model, bytes_per_element
 
 PHASES = ("training", "prefill", "decode")
 

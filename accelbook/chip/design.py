@@ -55,10 +55,10 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from .catalogue import (
+from ..specs.loader import (
     DATA_DIR, CatalogueError, Provenance, Source, _check_keys, load_sources, parse_quantity, read_table_file,
 )
-from .llm import Model, bytes_per_element, get_model
+from ..specs.models import Model, bytes_per_element, get_model
 
 LIMITS = ("compute", "memory bandwidth", "memory capacity", "power")
 

@@ -518,7 +518,7 @@ def fabrics() -> Mapping[str, dict]:
     A fabric may also give a collective library's ``protocols`` (:class:`Protocol`, latencies in
     seconds) and the in-switch reduction's ``in_network_latency_s`` and ``in_network_efficiency``.
     """
-    from .catalogue import DATA_DIR, CatalogueError, _check_keys, load_sources, parse_quantity, read_table_file
+    from ..specs.loader import DATA_DIR, CatalogueError, _check_keys, load_sources, parse_quantity, read_table_file
 
     path = DATA_DIR / "fabrics.toml"
     sources = load_sources()
@@ -545,7 +545,7 @@ def fabrics() -> Mapping[str, dict]:
 def _protocols(path, fid, raw, sources, step_latency_s) -> tuple[tuple[Protocol, ...], Any]:
     """``protocols = { src, note, NAME = [base µs, step µs, bandwidth share, busbw cap GB/s or 0] … }``;
     the last protocol is the bulk one and its step latency must equal the fabric's ``step_latency_us``."""
-    from .catalogue import CatalogueError, _source
+    from ..specs.loader import CatalogueError, _source
 
     key = "protocols"
     if not isinstance(raw, dict) or "src" not in raw:
@@ -625,7 +625,7 @@ def tpu_multislice(generation: str, slice_shape, slices: int) -> Topology:
     data-centre network (DCN, "multislice"): each chip's share of its host's NICs, from the pod's
     entry in ``data/clusters.toml``. The DCN is drawn as one non-blocking switch node.
     """
-    from .clusters import cluster_for
+    from ..specs.clusters import cluster_for
 
     one = tpu_slice(generation, slice_shape)
     slices = _whole("slices", slices)

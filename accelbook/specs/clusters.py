@@ -24,12 +24,12 @@ import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
-
-from .catalogue import (
+from .loader import (
     DATA_DIR, CatalogueError, Provenance, _check_keys, fuzzy_key, load_sources, lookup, parse_quantity,
     read_table_file,
 )
-from .chip import Chip, get_chip
+from ..network.geometry import torus_axes
+from .chips import Chip, get_chip
 
 _CLUSTER_KEYS = {
     "domain_chips": ("count", "domain_chips"),
@@ -88,15 +88,6 @@ class Cluster:
 
 
 _FIELDS = {f for _, f in _CLUSTER_KEYS.values()}
-
-
-def torus_axes(group: int, domain_chips: int, dims: int) -> int:
-    """How many axes of a ``dims``-D torus of ``domain_chips`` chips a group of ``group`` spans
-    (the axis length is ``domain_chips**(1/dims)``; a group fills axes one after another)."""
-    if group <= 1:
-        return 1
-    side = max(2, round(domain_chips ** (1.0 / dims)))
-    return max(1, min(dims, math.ceil(math.log(group) / math.log(side) - 1e-9)))
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,79 @@
+"""Argument checks shared by every public function: one message per kind of mistake.
+
+Each check takes the argument's *name* first, so the error names it::
+
+    whole("n_chips", 0)            ValueError: n_chips must be a whole number >= 1, got 0
+    real("utilisation", 1.5, hi=1) ValueError: utilisation must be a number in [0.0, 1], got 1.5
+    one_of("phase", "train", PHASES)
+
+Booleans are refused where a number is expected (``True`` is an ``int`` to Python, never a chip
+count to a user). NumPy integers and floats are accepted like Python's.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Iterable
+
+import numpy as np
+
+__all__ = ["whole", "real", "positive", "fraction", "one_of", "positive_array"]
+
+
+def whole(name: str, v: Any, lo: int = 1) -> int:
+    """``v`` as an ``int`` if it is a whole number ``>= lo``; else a ``ValueError`` naming ``name``."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
+        raise ValueError(f"{name} must be a whole number >= {lo}, got {v!r}")
+    return int(v)
+
+
+def real(name: str, v: Any, lo: float = 0.0, hi: float = math.inf, lo_open: bool = False,
+         allow_inf: bool = False) -> float:
+    """``v`` as a ``float`` if it is a number in ``[lo, hi]`` (``(lo, hi]`` with ``lo_open``).
+
+    NaN is always refused; infinity only with ``allow_inf`` (a rate of ``inf``: "all at once").
+    """
+    ok = (not isinstance(v, bool) and isinstance(v, numbers.Real) and not math.isnan(v)
+          and (allow_inf or math.isfinite(v)) and lo <= v <= hi and not (lo_open and v == lo))
+    if not ok:
+        rng = f"({lo}, {hi}]" if lo_open else f"[{lo}, {hi}]"
+        raise ValueError(f"{name} must be a number in {rng}, got {v!r}")
+    return float(v)
+
+
+def positive(name: str, v: Any, allow_zero: bool = False) -> float:
+    """``v`` as a ``float`` if finite and ``> 0`` (``>= 0`` with ``allow_zero``)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0 \
+            or (v == 0 and not allow_zero):
+        raise ValueError(f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {v!r}")
+    return float(v)
+
+
+def fraction(name: str, v: Any, zero_ok: bool = True) -> float:
+    """``v`` as a ``float`` in ``[0, 1]`` (``(0, 1]`` when ``zero_ok`` is false)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \
+            or not (0 <= v <= 1) or (v == 0 and not zero_ok):
+        raise ValueError(f"{name} must be a fraction in {'[0, 1]' if zero_ok else '(0, 1]'}, got {v!r}")
+    return float(v)
+
+
+def one_of(name: str, v: Any, options: Iterable[Any]) -> Any:
+    """``v`` if it is one of ``options``; else a ``ValueError`` listing them."""
+    options = tuple(options)
+    try:
+        ok = v in options
+    except TypeError:  # unhashable or incomparable
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be one of {options}, got {v!r}")
+    return v
+
+
+def positive_array(name: str, value: Any, allow_zero: bool = False) -> np.ndarray:
+    """``value`` as a float array whose every element is finite and ``> 0`` (``>= 0``)."""
+    arr = np.asarray(value, dtype=float)
+    bad = ~np.isfinite(arr) | ((arr < 0) if allow_zero else (arr <= 0))
+    if np.any(bad):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite, got {value!r}")
+    return arr
