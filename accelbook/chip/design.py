@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from ..specs.loader import (
-    DATA_DIR, CatalogueError, Provenance, Source, _check_keys, load_sources, parse_quantity, read_table_file,
+    DATA_DIR, CatalogueError, Provenance, Source, check_keys, load_sources, parse_quantity, read_table_file,
 )
 from ..specs.models import Model, bytes_per_element, get_model
 
@@ -157,13 +157,13 @@ def load_params(path: Path | str, sources: Mapping[str, Source] | None = None) -
     for sec, key in _KEYS:
         sections.setdefault(sec, set()).add(key)
     sections.update(_REFERENCE_KEYS)
-    _check_keys(path, None, raw, required=set(sections), optional=set())
+    check_keys(path, None, raw, required=set(sections), optional=set())
     kw: dict[str, float] = {}
     prov: dict[str, Provenance] = {}
     refs: dict[str, dict[str, float]] = {s: {} for s in _REFERENCE_KEYS}
     for sec, keys in sections.items():
         entry = raw[sec]
-        _check_keys(path, sec, entry, required=keys, optional=set())
+        check_keys(path, sec, entry, required=keys, optional=set())
         for key in sorted(keys):
             q = parse_quantity(path, sec, key, entry[key], "count", sources)
             if sec in refs:

@@ -130,7 +130,7 @@ def flop_accounting_table(path=None) -> pd.DataFrame:
     reports with different conventions are not comparable until converted.
     """
     from pathlib import Path
-    from ..specs.loader import DATA_DIR, _check_keys, load_sources, read_table_file
+    from ..specs.loader import DATA_DIR, check_keys, load_sources, read_table_file
     from ..specs.chips import get_chip
     from ..specs.models import get_model
 
@@ -138,7 +138,7 @@ def flop_accounting_table(path=None) -> pd.DataFrame:
     sources = load_sources()
     rows = []
     for rid, e in read_table_file(path).items():
-        _check_keys(path, rid, e, required={"model", "chip", "seq_len", "reported_model_tflop_s",
+        check_keys(path, rid, e, required={"model", "chip", "seq_len", "reported_model_tflop_s",
                                             "reported_tokens_per_s", "src"}, optional={"note"})
         m, c = get_model(e["model"]), get_chip(e["chip"])
         c_rep = e["reported_model_tflop_s"] * 1e12 / e["reported_tokens_per_s"]

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from ..specs.loader import DATA_DIR, CatalogueError, _check_keys, load_sources, read_table_file
+from ..specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, read_table_file
 from ..specs.chips import get_chip
 from . import implied_params, peak_flop_per_usd
 
@@ -174,7 +174,7 @@ def load_claims(path: Path | str | None = None) -> tuple[Claim, ...]:
     sources = load_sources()
     out = []
     for cid, e in raw.items():
-        _check_keys(path, cid, e, required={"claim", "origin", "published", "evidence", "check", "params"},
+        check_keys(path, cid, e, required={"claim", "origin", "published", "evidence", "check", "params"},
                     optional=set())
         if e["check"] not in _CHECKS:
             raise CatalogueError(path, cid, "check", f"no check named {e['check']!r}; have {sorted(_CHECKS)}")

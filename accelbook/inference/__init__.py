@@ -214,7 +214,7 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     if model.moe is not None:                            # experts a microbatch touches, expected
         mo = model.moe
         touched = 1 - (1 - mo.top_k / mo.n_experts) ** max(b, 1.0)
-        expert_bytes = model.n_moe_layers * mo.n_experts * model._ffn_matrices(mo.d_ff_expert) * bpe
+        expert_bytes = model.n_moe_layers * mo.n_experts * model.ffn_matrices(mo.d_ff_expert) * bpe
         w_read = model.params * bpe - expert_bytes * (1 - touched)
     # the matmuls (weights) and attention (KV cache) are different kernels: each is bound by its own
     # roofline, and their times add (a roofline per operation, as in notebook 01)
@@ -371,13 +371,13 @@ METRICS = ("tokens_per_s_per_chip", "ttft_ms", "tokens_per_s_per_user")
 
 
 def published_results(path=None) -> dict:
-    from ..specs.loader import DATA_DIR, CatalogueError, _check_keys, load_sources, parse_quantity, read_table_file
+    from ..specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
 
     path = path or DATA_DIR / "inference_runs.toml"
     sources = load_sources()
     out = {}
     for rid, e in read_table_file(path).items():
-        _check_keys(path, rid, e, required=_RUN_KEYS, optional={"tp", "pp"})
+        check_keys(path, rid, e, required=_RUN_KEYS, optional={"tp", "pp"})
         if e["metric"] not in METRICS or e["role"] not in ("target", "context"):
             raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, role 'target' or 'context'")
         q = parse_quantity(path, rid, "reported", e["reported"], "count", sources)
@@ -454,7 +454,7 @@ def heterogeneous_decode(model, gpu, n_gpus: int, lpu, n_lpus: int, batch_size: 
         raise ValueError("link_bytes_per_s must be > 0 and link_latency_s >= 0")
     bpe = bytes_per_element(precision)
     L, d = model.n_layers, model.d_model
-    attn_w = model._attention_params() * bpe                       # per layer
+    attn_w = model.attention_params() * bpe                       # per layer
     ffn_w = (model.params - model.embedding_params - model.lm_head_params) * bpe / L - attn_w
     kvb = model.kv_cache_bytes_per_token("fp8" if bpe <= 1 else "bf16") / L
     b = B / m

@@ -547,7 +547,7 @@ def crossover_sweep(networks: dict, tokens_per_chip, top_k: int, bytes_per_token
     routing (expected traffic): where the latency terms (diameter × hop latency, plus a per-message
     overhead for each peer actually sent to) give way to bandwidth (the busiest link's bytes).
     ``networks``: name -> Topology with links. ``cae``: the collective-acceleration what-if."""
-    from ..network.collectives import _uniform_load_and_diameter   # cached per graph
+    from ..network.collectives import uniform_all_to_all_load_and_diameter   # cached per graph
 
     rows = []
     o = message_overhead_s if message_overhead_s is not None else MESSAGE_OVERHEAD_S
@@ -558,7 +558,7 @@ def crossover_sweep(networks: dict, tokens_per_chip, top_k: int, bytes_per_token
         unit = uniform_demand(C, 1.0, top_k, bytes_per_token, experts_per_chip)
         per_pair = unit[0, 1] if C > 1 else 0.0                  # bytes per pair per token per chip
         remote_copies = unit.sum() / (C * bytes_per_token)       # copies a token sends off its chip
-        load, diam = _uniform_load_and_diameter(topo)            # busiest link, one unit per pair
+        load, diam = uniform_all_to_all_load_and_diameter(topo)            # busiest link, one unit per pair
         bw1 = load * per_pair / (topo.efficiency * topo.link_bw_bytes_per_s)
         for tpc in tokens_per_chip:
             bw = bw1 * tpc

@@ -255,7 +255,7 @@ def _algorithm(c, S, topo: Topology, alg, alpha, link, proto) -> tuple[float, fl
             raise ValueError("routed is all_to_all over the network's shortest paths")
         if kind == "cluster":
             raise ValueError("a GPU cluster's links differ (NVLink, NICs): its all_to_all is direct")
-        load, diameter = _uniform_load_and_diameter(topo)
+        load, diameter = uniform_all_to_all_load_and_diameter(topo)
         # nccl-tests: S is each rank's send buffer, S/p to each peer; the busiest link carries `load` pairs
         return diameter * alpha, load * (S / p) / link
     if alg == "hierarchical":
@@ -295,7 +295,7 @@ ALGORITHMS = ("ring", "tree", "torus", "nvls", "direct", "hierarchical", "routed
 _LOAD_CACHE: dict = {}
 
 
-def _uniform_load_and_diameter(topo: Topology) -> tuple[float, int]:
+def uniform_all_to_all_load_and_diameter(topo: Topology) -> tuple[float, int]:
     """Busiest-link load under uniform all-to-all and the diameter, computed once per graph
     (link parameters do not change them, so a slider on bandwidth or latency reuses them)."""
     key = (topo.name, topo.n_nodes, topo.n_links, topo.indices.tobytes())
@@ -373,7 +373,7 @@ def validation_table(path=None) -> pd.DataFrame:
     """Model against ``data/collective_measurements.toml``: measured, predicted, error (model/measured - 1)."""
     from pathlib import Path
     from . import topology as tp
-    from ..specs.loader import DATA_DIR, CatalogueError, _check_keys, load_sources, read_table_file
+    from ..specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, read_table_file
 
     path = Path(path) if path is not None else DATA_DIR / "collective_measurements.toml"
     sources = load_sources()
@@ -381,7 +381,7 @@ def validation_table(path=None) -> pd.DataFrame:
     metrics = {"measured_busbw_gb_s": "busbw GB/s", "measured_busbw_per_nic_gb_s": "busbw per NIC GB/s",
                "measured_algbw_gb_s": "algbw GB/s", "measured_time_us": "time µs"}
     for cid, e in read_table_file(path).items():
-        _check_keys(path, cid, e, required={"system", "args", "collective", "message_bytes", "kind"},
+        check_keys(path, cid, e, required={"system", "args", "collective", "message_bytes", "kind"},
                     optional={"algorithm", *metrics})
         given = [m for m in metrics if m in e]
         if len(given) != 1:

@@ -518,7 +518,7 @@ def fabrics() -> Mapping[str, dict]:
     A fabric may also give a collective library's ``protocols`` (:class:`Protocol`, latencies in
     seconds) and the in-switch reduction's ``in_network_latency_s`` and ``in_network_efficiency``.
     """
-    from ..specs.loader import DATA_DIR, CatalogueError, _check_keys, load_sources, parse_quantity, read_table_file
+    from ..specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
 
     path = DATA_DIR / "fabrics.toml"
     sources = load_sources()
@@ -527,7 +527,7 @@ def fabrics() -> Mapping[str, dict]:
             "efficiency_count": ("count", "efficiency")}
     extra = {"nvls_latency_us": ("us", "in_network_latency_s"), "nvls_efficiency_count": ("count", "in_network_efficiency")}
     for fid, e in read_table_file(path).items():
-        _check_keys(path, fid, e, required={"name", *keys}, optional={"protocols", *extra})
+        check_keys(path, fid, e, required={"name", *keys}, optional={"protocols", *extra})
         f = {"name": e["name"]}
         for key, (unit, field_name) in {**keys, **{k: v for k, v in extra.items() if k in e}}.items():
             q = parse_quantity(path, fid, key, e[key], unit, sources)
@@ -545,12 +545,12 @@ def fabrics() -> Mapping[str, dict]:
 def _protocols(path, fid, raw, sources, step_latency_s) -> tuple[tuple[Protocol, ...], Any]:
     """``protocols = { src, note, NAME = [base µs, step µs, bandwidth share, busbw cap GB/s or 0] … }``;
     the last protocol is the bulk one and its step latency must equal the fabric's ``step_latency_us``."""
-    from ..specs.loader import CatalogueError, _source
+    from ..specs.loader import CatalogueError, lookup_source
 
     key = "protocols"
     if not isinstance(raw, dict) or "src" not in raw:
         raise CatalogueError(path, fid, key, "must be a table with src, note and NAME = [base_us, step_us, share, cap_gb_s]")
-    source = _source(path, fid, key, raw["src"], sources)
+    source = lookup_source(path, fid, key, raw["src"], sources)
     out = []
     for name, v in raw.items():
         if name in ("src", "note"):

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from .loader import (
-    DATA_DIR, STATUSES, Catalogue, CatalogueError, Provenance, Source, _check_keys, file_keys,
+    DATA_DIR, STATUSES, Catalogue, CatalogueError, Provenance, Source, check_keys, file_keys,
     parse_quantity, user_sources, read_table_file, split_unit,
 )
 
@@ -192,7 +192,7 @@ class Chip:
 def parse_chip(path: Path | str, cid: str, entry: Mapping[str, Any], sources: Mapping[str, Source]) -> Chip:
     """Validate one ``[id]`` table of a chips file and build the :class:`Chip`."""
     quantity_keys = {k for k in entry if split_unit(k, _BASES)}
-    _check_keys(path, cid, {k: v for k, v in entry.items() if k not in quantity_keys},
+    check_keys(path, cid, {k: v for k, v in entry.items() if k not in quantity_keys},
                 required=_REQUIRED, optional=_OPTIONAL | _QUANTITY_KEYS)  # the latter only for "did you mean"
     seen_bases: dict[str, str] = {}
     kw: dict[str, Any] = {}
@@ -229,7 +229,7 @@ def parse_chip(path: Path | str, cid: str, entry: Mapping[str, Any], sources: Ma
         mu = entry["matrix_unit"]
         if not isinstance(mu, dict):
             raise CatalogueError(path, cid, "matrix_unit", "must be a table {rows, cols, count, src}")
-        _check_keys(path, cid + ".matrix_unit", mu, required={"rows", "cols", "src"}, optional={"count", "note"})
+        check_keys(path, cid + ".matrix_unit", mu, required={"rows", "cols", "src"}, optional={"count", "note"})
         for k in ("rows", "cols", "count"):
             if k in mu and (isinstance(mu[k], bool) or not isinstance(mu[k], int) or mu[k] < 1):
                 raise CatalogueError(path, cid, f"matrix_unit.{k}", f"must be a whole number >= 1, got {mu[k]!r}")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 from .loader import (
-    DATA_DIR, CatalogueError, Provenance, _check_keys, fuzzy_key, load_sources, lookup, parse_quantity,
+    DATA_DIR, CatalogueError, Provenance, check_keys, fuzzy_key, load_sources, lookup, parse_quantity,
     read_table_file,
 )
 from ..network.geometry import torus_axes
@@ -96,7 +96,7 @@ def _clusters() -> Mapping[str, Cluster]:
     sources = load_sources()
     out = {}
     for cid, e in read_table_file(path).items():
-        _check_keys(path, cid, e, required={"name", "chip", *_CLUSTER_KEYS}, optional=set())
+        check_keys(path, cid, e, required={"name", "chip", *_CLUSTER_KEYS}, optional=set())
         vals, prov = {}, {}
         for key, (unit, name) in _CLUSTER_KEYS.items():
             allow_zero = key == "domain_torus_dims"
@@ -173,7 +173,7 @@ def _efficiencies() -> Mapping[tuple[str, str], MeasuredEfficiency]:
     sources = load_sources()
     out = {}
     for cid, e in read_table_file(path).items():
-        _check_keys(path, cid, e, required=set(), optional=set(_EFF_KEYS))
+        check_keys(path, cid, e, required=set(), optional=set(_EFF_KEYS))
         chip = get_chip(cid)
         for key, kind in _EFF_KEYS.items():
             if key not in e:

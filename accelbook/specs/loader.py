@@ -140,7 +140,7 @@ def parse_sources(path: Path | str, raw: Mapping[str, Any], prefix: str = "") ->
     for sid, entry in raw.items():
         if not isinstance(entry, dict):
             raise CatalogueError(path, prefix + sid, None, "each source must be a table")
-        _check_keys(path, prefix + sid, entry, required=required, optional=set())
+        check_keys(path, prefix + sid, entry, required=required, optional=set())
         if entry["kind"] not in SOURCE_KINDS:
             raise CatalogueError(path, prefix + sid, "kind", f"must be one of {SOURCE_KINDS}, got {entry['kind']!r}")
         date = str(entry["date"])
@@ -179,7 +179,7 @@ def read_table_file(path: Path | str) -> dict[str, dict[str, Any]]:
     return raw
 
 
-def _check_keys(path, entry_name, entry: Mapping[str, Any], required: set[str], optional: set[str]):
+def check_keys(path, entry_name, entry: Mapping[str, Any], required: set[str], optional: set[str]):
     missing = sorted(required - entry.keys())
     if missing:
         raise CatalogueError(path, entry_name, missing[0], "required key is missing")
@@ -220,11 +220,11 @@ def parse_quantity(
             path, entry_name, key,
             f"must be a table like {{ value = {raw!r}, src = \"source-id\" }} so the number carries its source",
         )
-    _check_keys(path, entry_name + "." + key, raw, required={"value", "src"},
+    check_keys(path, entry_name + "." + key, raw, required={"value", "src"},
                 optional={"date", "note", "direction", "provider", "alt"})
     factor = UNITS[unit]
     value = _number(path, entry_name, key, raw["value"], positive=positive, allow_zero=allow_zero)
-    source = _source(path, entry_name, key, raw["src"], sources)
+    source = lookup_source(path, entry_name, key, raw["src"], sources)
     date = str(raw.get("date", source.date))
     if not _DATE.match(date):
         raise CatalogueError(path, entry_name, key, f"date must look like 2024-03, got {date!r}")
@@ -236,9 +236,9 @@ def parse_quantity(
         akey = f"{key}.alt[{i}]"
         if not isinstance(alt, dict):
             raise CatalogueError(path, entry_name, akey, "each alternative must be a table {value, src, note}")
-        _check_keys(path, entry_name + "." + akey, alt, required={"value", "src"}, optional={"note"})
+        check_keys(path, entry_name + "." + akey, alt, required={"value", "src"}, optional={"note"})
         avalue = _number(path, entry_name, akey, alt["value"], positive=positive, allow_zero=allow_zero)
-        alts.append((avalue * factor, _source(path, entry_name, akey, alt["src"], sources), str(alt.get("note", ""))))
+        alts.append((avalue * factor, lookup_source(path, entry_name, akey, alt["src"], sources), str(alt.get("note", ""))))
     prov = Provenance(
         source=source, date=date, note=str(raw.get("note", "")), direction=direction,
         provider=raw.get("provider"), alternatives=tuple(alts),
@@ -257,7 +257,7 @@ def _number(path, entry_name, key, value, *, positive: bool, allow_zero: bool) -
     return value
 
 
-def _source(path, entry_name, key, sid, sources: Mapping[str, Source]) -> Source:
+def lookup_source(path, entry_name, key, sid, sources: Mapping[str, Source]) -> Source:
     if not isinstance(sid, str) or sid not in sources:
         hint = _closest(str(sid), sources.keys())
         raise CatalogueError(

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from .loader import (
-    DATA_DIR, Catalogue, CatalogueError, Provenance, Source, _check_keys, file_keys, parse_quantity,
+    DATA_DIR, Catalogue, CatalogueError, Provenance, Source, check_keys, file_keys, parse_quantity,
     read_table_file, user_sources,
 )
 
@@ -137,14 +137,17 @@ class Model:
         mats["o"] = (H * m.v_head_dim, d)
         return mats
 
-    def _ffn_matrices(self, d_ff: int) -> int:
+    def ffn_matrices(self, d_ff: int) -> int:
+        """Weights of one FFN of width ``d_ff``: 3·d·d_ff (SwiGLU: gate, up, down) or 2·d·d_ff."""
         return (3 if self.ffn == "swiglu" else 2) * self.d_model * d_ff
 
     @property
-    def _norm_params(self) -> int:
+    def norm_params(self) -> int:
+        """Parameters of one norm: 2·d (LayerNorm: scale and shift) or d (RMSNorm)."""
         return (2 if self.norm == "layernorm" else 1) * self.d_model
 
-    def _attention_params(self) -> int:
+    def attention_params(self) -> int:
+        """Parameters of one attention block: its projections (with biases and MLA's latent norms)."""
         p = sum(i * o for i, o in self.attention_matrices().values())
         if self.bias:
             p += sum(o for _, o in self.attention_matrices().values())
@@ -152,8 +155,9 @@ class Model:
             p += self.mla.kv_lora_rank + (self.mla.q_lora_rank or 0)
         return p
 
-    def _dense_ffn_params(self) -> int:
-        p = self._ffn_matrices(self.d_ff)
+    def dense_ffn_params(self) -> int:
+        """Parameters of one dense FFN block (weights and biases)."""
+        p = self.ffn_matrices(self.d_ff)
         if self.bias:
             p += self.d_ff + self.d_model
         return p
@@ -161,7 +165,7 @@ class Model:
     def _moe_params(self, active: bool) -> int:
         m = self.moe
         n = (m.top_k if active else m.n_experts) + m.n_shared_experts
-        return n * self._ffn_matrices(m.d_ff_expert) + self.d_model * m.n_experts  # + router
+        return n * self.ffn_matrices(m.d_ff_expert) + self.d_model * m.n_experts  # + router
 
     @property
     def embedding_params(self) -> int:
@@ -175,8 +179,8 @@ class Model:
         return 0 if self.tied_embeddings else self.vocab_size * self.d_model
 
     def _layer_params(self, active: bool) -> int:
-        attn = self._attention_params() + 2 * self._norm_params
-        total = self.n_layers * attn + self.n_dense_ffn_layers * self._dense_ffn_params()
+        attn = self.attention_params() + 2 * self.norm_params
+        total = self.n_layers * attn + self.n_dense_ffn_layers * self.dense_ffn_params()
         if self.moe is not None:
             total += self.n_moe_layers * self._moe_params(active)
         return total
@@ -185,18 +189,18 @@ class Model:
     @functools.cached_property   # a frozen spec: computed once per model (inference sweeps ask often)
     def params(self) -> int:
         """Total parameters N: embeddings, every layer, every expert, final norm, LM head."""
-        return self.embedding_params + self._layer_params(False) + self._norm_params + self.lm_head_params
+        return self.embedding_params + self._layer_params(False) + self.norm_params + self.lm_head_params
 
     @functools.cached_property   # a frozen spec: computed once per model (inference sweeps ask often)
     def active_params(self) -> int:
         """Parameters one token uses (top-k routed + shared experts); = params for dense models."""
-        return self.embedding_params + self._layer_params(True) + self._norm_params + self.lm_head_params
+        return self.embedding_params + self._layer_params(True) + self.norm_params + self.lm_head_params
 
     @functools.cached_property   # a frozen spec: computed once per model (inference sweeps ask often)
     def matmul_params_active(self) -> int:
         """N_mm: weights one token is multiplied with (no embedding lookup, no norms; LM head in)."""
         attn = sum(i * o for i, o in self.attention_matrices().values())
-        n = self.n_layers * attn + self.n_dense_ffn_layers * self._ffn_matrices(self.d_ff)
+        n = self.n_layers * attn + self.n_dense_ffn_layers * self.ffn_matrices(self.d_ff)
         if self.moe is not None:
             n += self.n_moe_layers * self._moe_params(True)
         return n + self.vocab_size * self.d_model
@@ -243,7 +247,7 @@ def bytes_per_element(precision: str) -> float:
 
 # -- loading ---------------------------------------------------------------------------------------
 def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, Source]) -> Model:
-    _check_keys(path, mid, entry, required=_REQUIRED, optional=_OPTIONAL)
+    check_keys(path, mid, entry, required=_REQUIRED, optional=_OPTIONAL)
     kw: dict[str, Any] = {}
     for key in _INT_KEYS & entry.keys():
         v = entry[key]
@@ -275,7 +279,7 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
     moe = mla = None
     if "moe" in entry:
         t = entry["moe"]
-        _check_keys(path, mid + ".moe", t, required={"n_experts", "top_k", "d_ff_expert"}, optional=_MOE_KEYS)
+        check_keys(path, mid + ".moe", t, required={"n_experts", "top_k", "d_ff_expert"}, optional=_MOE_KEYS)
         for k, v in t.items():
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise CatalogueError(path, mid, f"moe.{k}", f"must be a whole number >= 0, got {v!r}")
@@ -286,7 +290,7 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
         moe = MoE(**t)
     if "mla" in entry:
         t = entry["mla"]
-        _check_keys(path, mid + ".mla", t, required=_MLA_KEYS, optional=set())
+        check_keys(path, mid + ".mla", t, required=_MLA_KEYS, optional=set())
         for k, v in t.items():
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise CatalogueError(path, mid, f"mla.{k}", f"must be a whole number >= 0, got {v!r}")

@@ -88,20 +88,20 @@ def _model_vec(m: Model, seq_len: int) -> np.ndarray:
     v[M_L], v[M_D], v[M_H], v[M_KV], v[M_DH] = L, d, m.n_heads, m.kv_heads, m.d_head
     v[M_DFF], v[M_V], v[M_NM] = m.d_ff, m.vocab_size, nm
     v[M_DQK], v[M_DV], v[M_WIN] = d_qk, d_v, w_attn - d_v * d      # in-projections' weights
-    attn_p = m._attention_params() + 2 * m._norm_params
+    attn_p = m.attention_params() + 2 * m.norm_params
     if m.moe is not None:
         mo = m.moe
         v[M_E], v[M_TOPK], v[M_DFFE], v[M_NSH] = mo.n_experts, mo.top_k, mo.d_ff_expert, mo.n_shared_experts
         f = m.n_moe_layers / L
         v[M_FMOE] = f
-        ffn_e = m._ffn_matrices(mo.d_ff_expert)
-        v[M_PLAYER_NE] = attn_p + (1 - f) * m._dense_ffn_params() + f * (mo.n_shared_experts * ffn_e + d * mo.n_experts)
+        ffn_e = m.ffn_matrices(mo.d_ff_expert)
+        v[M_PLAYER_NE] = attn_p + (1 - f) * m.dense_ffn_params() + f * (mo.n_shared_experts * ffn_e + d * mo.n_experts)
         v[M_PLAYER_E] = f * mo.n_experts * ffn_e
     else:
         v[M_E], v[M_TOPK] = 1, 1
-        v[M_PLAYER_NE] = attn_p + m._dense_ffn_params()
+        v[M_PLAYER_NE] = attn_p + m.dense_ffn_params()
     v[M_PEMB] = m.embedding_params
-    v[M_PHEAD] = m.lm_head_params + m._norm_params   # LM head and the final norm (last stage)
+    v[M_PHEAD] = m.lm_head_params + m.norm_params   # LM head and the final norm (last stage)
     v[M_FLOP_CAUSAL] = m.flops_per_token(seq_len, training=True, causal=True)
     v[M_FLOP_FULL] = m.flops_per_token(seq_len, training=True, causal=False)
     return v
@@ -943,13 +943,13 @@ def predicted_metric(est: TrainingEstimate, model: Model, chip: Chip, metric: st
 
 def published_runs(path=None) -> dict[str, dict]:
     """The rows of ``data/training_runs.toml``, checked."""
-    from ..specs.loader import DATA_DIR, _check_keys, load_sources, parse_quantity, read_table_file
+    from ..specs.loader import DATA_DIR, check_keys, load_sources, parse_quantity, read_table_file
 
     path = path or DATA_DIR / "training_runs.toml"
     sources = load_sources()
     runs = {}
     for rid, e in read_table_file(path).items():
-        _check_keys(path, rid, e, required=_RUN_REQUIRED, optional=set(_RUN_LAYOUT) | {"assumed"})
+        check_keys(path, rid, e, required=_RUN_REQUIRED, optional=set(_RUN_LAYOUT) | {"assumed"})
         if e["metric"] not in METRICS or e["convention"] not in CONVENTIONS or e["role"] not in ("target", "context"):
             from ..specs.loader import CatalogueError
 

@@ -48,7 +48,7 @@ class Figure:
     def to_svg(self) -> str:
         import vl_convert as vlc
 
-        return vlc.vegalite_to_svg(self.spec, vl_version=_vl_version())
+        return vlc.vegalite_to_svg(self.spec, vl_version=vl_version())
 
     def save(self, path: str | Path, scale: float = 2.0) -> Path:
         """Write ``.png`` or ``.svg`` (drawn offline by vl-convert)."""
@@ -58,7 +58,7 @@ class Figure:
         if path.suffix == ".svg":
             path.write_text(self.to_svg())
         elif path.suffix == ".png":
-            path.write_bytes(vlc.vegalite_to_png(self.spec, vl_version=_vl_version(), scale=scale))
+            path.write_bytes(vlc.vegalite_to_png(self.spec, vl_version=vl_version(), scale=scale))
         else:
             raise ValueError(f"save as .png or .svg, not {path.suffix!r}")
         return path
@@ -71,7 +71,7 @@ class Figure:
 
 
 @functools.lru_cache(maxsize=1)
-def _vl_version() -> str:
+def vl_version() -> str:
     """vl-convert's name for the Vega-Lite version Altair writes (e.g. 'v6_4')."""
     major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
     return f"v{major}_{minor}"

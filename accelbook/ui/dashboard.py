@@ -159,9 +159,9 @@ def chart_to_svg(chart) -> str:
         return chart.to_svg()
     import vl_convert as vlc
 
-    from .charts import _vl_version
+    from .charts import vl_version
 
-    return vlc.vegalite_to_svg(chart.to_dict(), vl_version=_vl_version())
+    return vlc.vegalite_to_svg(chart.to_dict(), vl_version=vl_version())
 
 
 def message_html(text: str, kind: str = "error") -> str:

@@ -1,0 +1,154 @@
+"""The house rules of ARCHITECTURE.md, checked on the source: layers, sizes, private names.
+
+- model layers (everything but ``accelbook.ui``) never import ``ui``;
+- no module imports another module's private (``_name``) names, or reaches into another module's
+  or another class's private attributes (``other._helper``);
+- notebooks use the public API only;
+- no module over 500 lines; no function over 80 lines, except a Numba kernel whose docstring
+  says why it is one function (a line starting ``Length:``).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PKG = ROOT / "accelbook"
+SOURCES = sorted(PKG.rglob("*.py"))
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 80
+# attributes that start with "_" but are public API of the standard library or NumPy
+ALLOWED_PRIVATE_ATTRS = {"_replace", "_asdict", "_fields", "_make"}
+
+
+def _rel(p: Path) -> str:
+    return str(p.relative_to(ROOT))
+
+
+def _module_name(p: Path) -> str:
+    parts = list(p.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _absolute(p: Path, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = _module_name(p).split(".")
+    if p.name != "__init__.py":
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _defined_names(tree: ast.AST) -> set[str]:
+    """Every name a module defines: functions, classes, assignments, attributes set on self."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            out.add(node.attr)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, ast.alias):
+            out.add(node.asname or node.name.split(".")[0])
+    return out
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_rel)
+def test_model_layers_never_import_ui(path):
+    if "ui" in path.relative_to(PKG).parts[:1]:
+        return
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = _absolute(path, node)
+            names = [target] + [f"{target}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        bad = [n for n in names if n == "accelbook.ui" or n.startswith("accelbook.ui.")]
+        assert not bad, f"{_rel(path)}:{node.lineno} imports {bad[0]} (model layers never import ui)"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_rel)
+def test_no_private_names_from_other_modules(path):
+    tree = ast.parse(path.read_text())
+    own = _defined_names(tree)
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            problems += [f"line {node.lineno}: imports {a.name} from {_absolute(path, node)}"
+                         for a in node.names if _is_private(a.name)]
+        elif isinstance(node, ast.Attribute) and _is_private(node.attr) \
+                and node.attr not in ALLOWED_PRIVATE_ATTRS and node.attr not in own:
+            problems.append(f"line {node.lineno}: uses {ast.unparse(node)}, defined elsewhere")
+    assert not problems, f"{_rel(path)}: " + "; ".join(problems)
+
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebooks_use_public_api_only(path):
+    cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    problems = []
+    for i, cell in enumerate(cells):
+        src = "".join(cell["source"])
+        code = "\n".join(line for line in src.splitlines() if not line.lstrip().startswith(("%", "!")))
+        tree = ast.parse(code)
+        own = _defined_names(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                problems += [f"cell {i}: imports {a.name}" for a in node.names if _is_private(a.name)]
+                if node.module and any(_is_private(part) for part in node.module.split(".")):
+                    problems.append(f"cell {i}: imports from {node.module}")
+            elif isinstance(node, ast.Attribute) and _is_private(node.attr) and node.attr not in own \
+                    and node.attr not in ALLOWED_PRIVATE_ATTRS:
+                problems.append(f"cell {i}: uses {ast.unparse(node)}")
+    assert not problems, f"{path.name}: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_rel)
+def test_module_size(path):
+    n = len(path.read_text().splitlines())
+    assert n <= MAX_MODULE_LINES, f"{_rel(path)} has {n} lines (at most {MAX_MODULE_LINES}): split it by job"
+
+
+def _is_njit(fn: ast.FunctionDef) -> bool:
+    for d in fn.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if isinstance(target, ast.Name) and target.id == "njit":
+            return True
+        if isinstance(target, ast.Attribute) and target.attr == "njit":
+            return True
+    return False
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_rel)
+def test_function_size(path):
+    tree = ast.parse(path.read_text())
+    long = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        n = node.end_lineno - node.lineno + 1
+        if n <= MAX_FUNCTION_LINES:
+            continue
+        doc = ast.get_docstring(node) or ""
+        justified = _is_njit(node) and any(line.strip().startswith("Length:") for line in doc.splitlines())
+        if not justified:
+            long.append(f"{node.name} ({n} lines)")
+    assert not long, (f"{_rel(path)}: functions over {MAX_FUNCTION_LINES} lines: {', '.join(long)} "
+                      "(split them; a Numba kernel may stay long if its docstring has a 'Length:' line)")
