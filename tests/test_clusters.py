@@ -9,6 +9,8 @@ from accelbook.specs import clusters as C
 from accelbook import training as T
 from accelbook.specs.loader import CatalogueError
 from accelbook.specs.chips import get_chip
+from accelbook.specs.efficiency import measured_efficiency
+from accelbook.network.geometry import torus_axes
 
 _IDS = ("dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72", "tpu-v4-pod", "tpu-v5e-pod", "tpu-v5p-pod",
         "tpu-v6e-pod", "jean-zay-a100")
@@ -56,15 +58,15 @@ def test_cluster_for_a_chip_without_preset_says_so():
 def test_torus_axes_by_hand():
     # 3D torus of 4096 = 16^3: a group inside one axis spans 1 axis, 16^2 spans 2, more spans 3
     for g, want in [(1, 1), (2, 1), (8, 1), (16, 1), (17, 2), (256, 2), (257, 3), (4096, 3), (10 ** 6, 3)]:
-        assert C.torus_axes(g, 4096, 3) == want, g
+        assert torus_axes(g, 4096, 3) == want, g
     # 2D 16 x 16: never more than 2
     for g, want in [(1, 1), (16, 1), (32, 2), (256, 2), (4096, 2)]:
-        assert C.torus_axes(g, 256, 2) == want, g
+        assert torus_axes(g, 256, 2) == want, g
 
 
 def test_torus_axes_is_monotone_and_capped():
     for dom, dims in [(4096, 3), (256, 2), (8960, 3), (64, 3)]:
-        axes = [C.torus_axes(g, dom, dims) for g in range(1, 3 * dom)]
+        axes = [torus_axes(g, dom, dims) for g in range(1, 3 * dom)]
         assert axes == sorted(axes)
         assert min(axes) == 1 and max(axes) == dims
 
@@ -111,17 +113,17 @@ _CHIPS = ("a100", "h100", "h200", "h800", "b200", "gb200", "mi300x", "tpu-v4", "
 @pytest.mark.parametrize("chip", _CHIPS)
 @pytest.mark.parametrize("kind", ["bf16", "fp8", "attention"])
 def test_measured_efficiency_fractions_are_in_0_1(chip, kind):
-    m, why = C.measured_efficiency(chip, kind)
+    m, why = measured_efficiency(chip, kind)
     assert 0 < m.fraction <= 1
     assert isinstance(why, str) and why
 
 
 def test_measured_fraction_is_measured_over_peak():
-    m, why = C.measured_efficiency("h100", "bf16")
+    m, why = measured_efficiency("h100", "bf16")
     assert "measured on this chip" in why
     assert m.fraction == pytest.approx(794.5e12 / get_chip("h100").peak_flop_s("bf16"))
     assert m.measured_flop_s == pytest.approx(794.5e12)
-    fp8, _ = C.measured_efficiency("h100", "fp8")
+    fp8, _ = measured_efficiency("h100", "fp8")
     assert fp8.fraction == pytest.approx(1402.6e12 / get_chip("h100").peak_flop_s("fp8"))
 
 
@@ -130,32 +132,32 @@ def test_measured_fraction_is_measured_over_peak():
     ("tpu-v5p", "bf16", "tpu-v5e"), ("tpu-v6e", "bf16", "tpu-v5e"), ("tpu-v4", "bf16", "tpu-v5e"),
 ])
 def test_chips_without_a_measurement_borrow_and_say_so(chip, kind, sibling):
-    m, why = C.measured_efficiency(chip, kind)
+    m, why = measured_efficiency(chip, kind)
     assert "borrowed" in why and sibling in why
-    assert m.fraction == pytest.approx(C.measured_efficiency(sibling, kind)[0].fraction)
+    assert m.fraction == pytest.approx(measured_efficiency(sibling, kind)[0].fraction)
 
 
 def test_measured_chips_do_not_say_borrowed():
     for chip, kind in [("h100", "bf16"), ("h200", "fp8"), ("a100", "attention"), ("tpu-v5e", "bf16")]:
-        _, why = C.measured_efficiency(chip, kind)
+        _, why = measured_efficiency(chip, kind)
         assert "borrowed" not in why and "measured on this chip" in why
 
 
 def test_assumed_attention_efficiency_is_stated():
-    m, why = C.measured_efficiency("b200", "attention")   # no FlashAttention measurement for B200
+    m, why = measured_efficiency("b200", "attention")   # no FlashAttention measurement for B200
     assert m.provenance is None and "ASSUMED" in why
-    assert m.fraction == pytest.approx(0.75 * C.measured_efficiency("b200", "bf16")[0].fraction)
+    assert m.fraction == pytest.approx(0.75 * measured_efficiency("b200", "bf16")[0].fraction)
 
 
 def test_fp8_without_a_measurement_falls_back_to_bf16_and_says_so():
-    m, why = C.measured_efficiency("mi300x", "fp8")
+    m, why = measured_efficiency("mi300x", "fp8")
     assert "no FP8 GEMM measurement" in why
-    assert m.fraction == pytest.approx(C.measured_efficiency("mi300x", "bf16")[0].fraction)
+    assert m.fraction == pytest.approx(measured_efficiency("mi300x", "bf16")[0].fraction)
 
 
 def test_measured_efficiency_rejects_unknown_kind():
     with pytest.raises(ValueError, match="kind"):
-        C.measured_efficiency("h100", "int4")
+        measured_efficiency("h100", "int4")
 
 
 def test_estimate_states_borrowed_efficiency_in_its_assumptions():

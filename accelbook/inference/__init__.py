@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from ..specs.chips import Chip, get_chip
-from ..specs.clusters import measured_efficiency
+from ..specs.efficiency import measured_efficiency
 from ..specs.models import Model, bytes_per_element, get_model
 
 WEIGHT_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
@@ -84,7 +84,7 @@ _GEMM_EFF: dict = {}
 def _gemm_eff(chip: Chip, precision: str) -> tuple[float, str]:
     # the answer depends on the chip's catalogue lineage and name only (not on what-if peaks): cached,
     # as sweeps ask it for every layout and batch
-    from ..specs.clusters import base_id
+    from ..specs.chips import base_id
 
     key = (base_id(chip), chip.name, precision)
     if key not in _GEMM_EFF:

@@ -1,0 +1,9 @@
+"""Specs: the one catalogue loader and the frozen dataclasses it builds, in SI units.
+
+- :mod:`.loader`: reads every ``data/*.toml`` file, checks keys, converts units, keeps sources;
+- :mod:`.chips`: accelerators (:class:`~.chips.Chip`), the memory reserve;
+- :mod:`.models`: LLM architectures (:class:`~.models.Model`), parameter and FLOP counts;
+- :mod:`.fabrics`: link fabrics and NCCL's protocol costs;
+- :mod:`.clusters`: training clusters (a chip in a two-level network);
+- :mod:`.efficiency`: measured GEMM and attention efficiency per chip.
+"""

@@ -297,6 +297,11 @@ def get_chip(name: str, *extra_files: str | Path) -> Chip:
     return _catalogue(file_keys(extra_files)).get(name)
 
 
+def base_id(chip: Chip) -> str:
+    """The catalogue id a what-if variant was made from ("h100+what-if" -> "h100")."""
+    return chip.id.split("+")[0].rstrip("*")
+
+
 def chip_row(c: Chip) -> dict[str, Any]:
     """One chip as a flat dict of SI columns (used by :func:`chips`)."""
     row: dict[str, Any] = {

@@ -1,4 +1,4 @@
-"""Training clusters and measured matrix-unit efficiency: what the training model needs beyond a chip.
+"""Training clusters: what the training model needs beyond a chip.
 
 A :class:`Cluster` is a chip plus two levels of network, as a collective sees them:
 
@@ -11,10 +11,7 @@ Bandwidths are per chip and one direction. On a torus, ``domain_bw_bytes_per_s``
 collective over ``g`` chips of a ``D``-dimensional torus runs a bidirectional ring along each axis
 it spans, so it gets ``2·axes·link`` (scaling-book, "Sharded matrices"); see :meth:`Cluster.domain_bw`.
 
-Measured matrix-unit efficiency (``data/matmul_efficiency.toml``) is the fraction of dense peak a
-large, well-shaped GEMM reaches on the chip in a published measurement. The training model applies
-it on top of its own tile/wave losses (:mod:`accelbook.tiling`), so it is calibrated from GEMM
-benchmarks, never from the training runs it is checked against.
+Measured matrix-unit efficiency lives beside, in :mod:`accelbook.specs.efficiency`.
 """
 
 from __future__ import annotations
@@ -29,7 +26,7 @@ from .loader import (
     read_table_file,
 )
 from ..network.geometry import torus_axes
-from .chips import Chip, get_chip
+from .chips import Chip, base_id, get_chip
 
 _CLUSTER_KEYS = {
     "domain_chips": ("count", "domain_chips"),
@@ -145,82 +142,3 @@ def cluster_for(chip: Chip | str) -> Cluster:
     have = ", ".join(sorted({cl.chip_id for cl in _clusters().values()}))
     raise ValueError(f"no training cluster preset for {c.name}; presets exist for: {have} "
                      f"(add one to data/clusters.toml, or pass cluster=...)")
-
-
-def base_id(chip: Chip) -> str:
-    """The catalogue id a what-if variant was made from ("h100+what-if" -> "h100")."""
-    return chip.id.split("+")[0].rstrip("*")
-
-
-# -- measured matrix-unit efficiency --------------------------------------------------------------------
-_EFF_KEYS = {"gemm_bf16_tflop_s": "bf16", "gemm_fp8_tflop_s": "fp8", "attention_bf16_tflop_s": "attention"}
-
-
-@dataclass(frozen=True)
-class MeasuredEfficiency:
-    """Fraction of dense peak reached in a published measurement, with where it comes from."""
-
-    chip_id: str
-    kind: str          # "bf16", "fp8" GEMM, or "attention" (FlashAttention, bf16)
-    fraction: float
-    measured_flop_s: float
-    provenance: Provenance | None   # None: not measured on this chip; ``borrowed_from`` says whose
-
-
-@functools.lru_cache(maxsize=1)
-def _efficiencies() -> Mapping[tuple[str, str], MeasuredEfficiency]:
-    path = DATA_DIR / "matmul_efficiency.toml"
-    sources = load_sources()
-    out = {}
-    for cid, e in read_table_file(path).items():
-        check_keys(path, cid, e, required=set(), optional=set(_EFF_KEYS))
-        chip = get_chip(cid)
-        for key, kind in _EFF_KEYS.items():
-            if key not in e:
-                continue
-            q = parse_quantity(path, cid, key, e[key], "tflop_s", sources)
-            peak = chip.peak_flop_s("fp8" if kind == "fp8" else "bf16")
-            frac = q.value / peak
-            if not 0 < frac <= 1:
-                raise CatalogueError(path, cid, key, f"{q.value / 1e12:.0f} TFLOP/s is above the chip's peak "
-                                                     f"{peak / 1e12:.0f}; check the figure or the peak")
-            out[(chip.id, kind)] = MeasuredEfficiency(chip.id, kind, frac, q.value, q.provenance)
-    return MappingProxyType(out)
-
-
-# Where a chip has no published measurement, borrow the closest measured sibling's fraction (same
-# vendor and matrix-unit design); the estimate's assumptions say so.
-_BORROW = {"h200": "h100", "h800": "h100", "gb200": "b200", "b200": "gb200", "rubin": "b200",
-           "tpu-v4": "tpu-v5e", "tpu-v5p": "tpu-v5e", "tpu-v6e": "tpu-v5e", "tpu7": "tpu-v5e"}
-
-
-def measured_efficiency(chip: Chip | str, kind: str = "bf16") -> tuple[MeasuredEfficiency, str]:
-    """The measured large-GEMM (or attention) fraction of peak for ``chip``, and a sentence saying
-    where it comes from (measured on this chip, or borrowed from a sibling)."""
-    c = chip if isinstance(chip, Chip) else get_chip(chip)
-    if kind not in ("bf16", "fp8", "attention"):
-        raise ValueError(f"kind must be 'bf16', 'fp8' or 'attention', got {kind!r}")
-    effs = _efficiencies()
-    base = base_id(c)
-    seen = []
-    cid = base
-    while cid is not None and cid not in seen:
-        seen.append(cid)
-        for k in ((kind,) if kind != "fp8" else ("fp8",)):
-            if (cid, k) in effs:
-                m = effs[(cid, k)]
-                where = "measured on this chip" if cid == base else f"borrowed from {cid} (no measurement on {c.name})"
-                src = m.provenance.source.title if m.provenance else ""
-                return m, f"{kind} efficiency {m.fraction:.0%} of peak, {where}: {src}"
-        cid = _BORROW.get(cid)
-    if kind == "fp8":
-        m, why = measured_efficiency(c, "bf16")
-        return m, why + " (no FP8 GEMM measurement: the bf16 fraction is used for FP8)"
-    if kind == "attention":
-        m, why = measured_efficiency(c, "bf16")
-        f = 0.75 * m.fraction
-        return (MeasuredEfficiency(c.id, "attention", f, f * c.peak_flop_s("bf16"), None),
-                f"attention efficiency {f:.0%} of peak, ASSUMED: 75% of the bf16 GEMM fraction (A100: 230/271 = 85%, "
-                f"H100: 502/795 = 63% measured) as no FlashAttention measurement was found; the GEMM fraction is {why}")
-    raise ValueError(f"no published GEMM measurement for {c.name} or a sibling; add one to "
-                     "data/matmul_efficiency.toml")

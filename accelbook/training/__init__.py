@@ -53,7 +53,8 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 from ..specs.chips import Chip, get_chip
-from ..specs.clusters import Cluster, cluster_for, get_cluster, measured_efficiency
+from ..specs.clusters import Cluster, cluster_for, get_cluster
+from ..specs.efficiency import measured_efficiency
 from ..specs.models import Model, get_model
 
 RECOMPUTE = ("none", "selective", "full")
