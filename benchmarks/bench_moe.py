@@ -22,9 +22,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from naive_moe import reference_routing  # noqa: E402
+
 from accelbook import moe  # noqa: E402
 from accelbook.network import topology as tp  # noqa: E402
-from naive_moe import reference_routing  # noqa: E402
 
 GOAL_RATIO = 10.0
 GOAL_S = 0.050

@@ -22,8 +22,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from accelbook.inference import serving as sv  # noqa: E402
 from naive_serving import reference_simulate  # noqa: E402
+
+from accelbook.inference import serving as sv  # noqa: E402
 
 GOAL_S = 1.0
 COST = sv.StepCost(decode_base_s=0.015, decode_per_seq_s=0.05e-3, decode_per_ctx_token_s=2e-8, prefill_base_s=0.0,

@@ -1,6 +1,7 @@
 """Shared test fixtures."""
 
 from __future__ import annotations
+
 from pathlib import Path
 
 import pytest

@@ -13,8 +13,8 @@ import re
 import pytest
 
 import accelbook as ab
-from accelbook.specs.loader import DIRECTIONS, SOURCE_KINDS, STATUSES, UNITS, CatalogueError
 from accelbook.specs.chips import all_chips
+from accelbook.specs.loader import DIRECTIONS, SOURCE_KINDS, STATUSES, UNITS, CatalogueError
 
 DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 

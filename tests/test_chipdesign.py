@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from accelbook.chip import design as cd
-from accelbook.specs.loader import DATA_DIR, CatalogueError
 from accelbook.specs.chips import get_chip
+from accelbook.specs.loader import DATA_DIR, CatalogueError
 from accelbook.specs.models import get_model
 
 # data/chipdesign.toml, in the units the hand calculations below use

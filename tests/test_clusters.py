@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-
 import pytest
 
-from accelbook.specs import clusters as C
 from accelbook import training as T
-from accelbook.specs.loader import CatalogueError
+from accelbook.network.geometry import torus_axes
+from accelbook.specs import clusters as C
 from accelbook.specs.chips import get_chip
 from accelbook.specs.efficiency import measured_efficiency
-from accelbook.network.geometry import torus_axes
+from accelbook.specs.loader import CatalogueError
 
 _IDS = ("dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72", "tpu-v4-pod", "tpu-v5e-pod", "tpu-v5p-pod",
         "tpu-v6e-pod", "jean-zay-a100")

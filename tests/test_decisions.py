@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+
 from accelbook import economics as E
 from accelbook.economics import fleet as F
 from accelbook.economics import migration as M

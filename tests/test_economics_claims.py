@@ -7,8 +7,8 @@ import math
 import pytest
 
 import accelbook as ab
-from accelbook.economics import claims as cl
 from accelbook import economics as ec
+from accelbook.economics import claims as cl
 from accelbook.specs.loader import CatalogueError
 
 # Llama 3.1 70B training FLOPs per token at s = 4096, by hand (see test_models.test_llama31_70b_flops_by_hand):

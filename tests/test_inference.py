@@ -15,9 +15,10 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from accelbook import inference as I
-from accelbook.specs.loader import DATA_DIR
 from accelbook.specs.chips import get_chip
+from accelbook.specs.loader import DATA_DIR
 from accelbook.specs.models import get_model
 
 ETA_MEM = 0.85          # the docstring's share of memory bandwidth decode reaches

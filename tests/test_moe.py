@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from naive_moe import reference_routing, splitmix_noise
+
 from accelbook import moe
 from accelbook.network import topology as tp
-from naive_moe import reference_routing, splitmix_noise
 
 FIELDS = ("loads", "processed", "dropped", "groups_hist", "choices", "kept", "bias")
 

@@ -10,11 +10,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import accelbook as ab
+from accelbook.chip.roofline import (
+    PHASES,
+    attainable_flop_s,
+    layer_ops,
+    layer_roofline,
+    ridge_point,
+    roofline_curve,
+    time_bounds,
+)
 from accelbook.specs.chips import all_chips
 from accelbook.specs.models import all_models
-from accelbook.chip.roofline import (
-    PHASES, attainable_flop_s, layer_ops, layer_roofline, ridge_point, roofline_curve, time_bounds,
-)
 
 H100_P, H100_B = 989.4e12, 3.35e12  # NVIDIA H100 SXM5 datasheet: dense bf16, HBM3
 PROPS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from accelbook.inference import serving as sv
 from naive_serving import reference_simulate
+
+from accelbook.inference import serving as sv
 
 # a realistic 8B-class instance: 15 ms to read the weights, 0.1 ms per prompt token
 REAL = sv.StepCost(decode_base_s=0.015, decode_per_seq_s=0.05e-3, decode_per_ctx_token_s=2e-8,

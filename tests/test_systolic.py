@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from accelbook.chip.systolic import DATAFLOWS, closed_form, cycles, pe_states, simulate, simulate_table
 from naive_systolic import reference_trace
+
+from accelbook.chip.systolic import DATAFLOWS, closed_form, cycles, pe_states, simulate, simulate_table
 
 SCALESIM = Path(__file__).resolve().parent.parent / "data" / "validation" / "scalesim_v2_calc.csv"
 

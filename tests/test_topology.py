@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-
 import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from accelbook.network import topology as tp
 
 

@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from naive_training import reference_search
+
 from accelbook import training as T
+from accelbook.chip.tiling import gpu_gemm, tpu_gemm
 from accelbook.specs.chips import get_chip
 from accelbook.specs.clusters import cluster_for
 from accelbook.specs.models import Model, get_model
-from accelbook.chip.tiling import gpu_gemm, tpu_gemm
-from naive_training import reference_search
 
 GB = 1e9
 

@@ -55,10 +55,17 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ..specs.loader import (
-    DATA_DIR, CatalogueError, Provenance, Source, check_keys, load_sources, parse_quantity, read_table_file,
+from accelbook.specs.loader import (
+    DATA_DIR,
+    CatalogueError,
+    Provenance,
+    Source,
+    check_keys,
+    load_sources,
+    parse_quantity,
+    read_table_file,
 )
-from ..specs.models import Model, bytes_per_element, get_model
+from accelbook.specs.models import Model, bytes_per_element, get_model
 
 LIMITS = ("compute", "memory bandwidth", "memory capacity", "power")
 

@@ -20,13 +20,14 @@ in FLOPs and bytes (the backward of ``Y = XW`` computes ``dX`` and ``dW``, each 
 """
 
 from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..specs.chips import Chip
-from ..specs.models import Model, bytes_per_element
+from accelbook.specs.chips import Chip
+from accelbook.specs.models import Model, bytes_per_element
 
 PHASES = ("training", "prefill", "decode")
 

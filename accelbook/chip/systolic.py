@@ -331,7 +331,7 @@ def scalesim_comparison(path=None) -> pd.DataFrame:
     ``data/validation/scalesim_v2_calc.csv`` was made by running SCALE-Sim v2 (commit 22f88b1,
     CALC mode, one GEMM per run) on a grid of GEMMs, arrays and dataflows; ``seconds`` is its run time.
     """
-    from ..specs.loader import DATA_DIR
+    from accelbook.specs.loader import DATA_DIR
 
     ref = pd.read_csv(path if path is not None else DATA_DIR / "validation" / "scalesim_v2_calc.csv")
     rows = []

@@ -27,7 +27,8 @@ import math
 import pandas as pd
 from numba import njit
 
-from ..checks import whole
+from accelbook.checks import whole
+
 from .systolic import closed_form
 
 #: a thread block's output tile and K slice when none is given (CUTLASS's common 128×128×64 on H100)

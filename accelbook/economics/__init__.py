@@ -33,8 +33,8 @@ import numbers
 import numpy as np
 import pandas as pd
 
-from ..specs.chips import Chip
-from ..specs.models import Model
+from accelbook.specs.chips import Chip
+from accelbook.specs.models import Model
 
 
 def _fraction(name: str, x: float) -> float:
@@ -130,9 +130,10 @@ def flop_accounting_table(path=None) -> pd.DataFrame:
     reports with different conventions are not comparable until converted.
     """
     from pathlib import Path
-    from ..specs.loader import DATA_DIR, check_keys, load_sources, read_table_file
-    from ..specs.chips import get_chip
-    from ..specs.models import get_model
+
+    from accelbook.specs.chips import get_chip
+    from accelbook.specs.loader import DATA_DIR, check_keys, load_sources, read_table_file
+    from accelbook.specs.models import get_model
 
     path = Path(path) if path is not None else DATA_DIR / "published_runs.toml"
     sources = load_sources()
@@ -164,7 +165,7 @@ _TCO_DEFAULT_KEYS = {"lifetime_years_count": "lifetime_years", "cost_of_capital_
 
 def tco_inputs() -> dict:
     """The calculator's defaults and purchase prices from ``data/tco.toml`` (all estimates)."""
-    from ..specs.loader import DATA_DIR, CatalogueError, load_sources, parse_quantity, read_table_file
+    from accelbook.specs.loader import DATA_DIR, CatalogueError, load_sources, parse_quantity, read_table_file
 
     path = DATA_DIR / "tco.toml"
     raw = read_table_file(path)
@@ -221,7 +222,7 @@ def rent_cost_per_hour(price_usd_per_hour: float, utilisation: float = 1.0) -> f
 def rent_or_own(chip: Chip | str, tokens_per_s_per_chip: float, utilisation: float = 0.7, **own) -> pd.DataFrame:
     """USD per hour and per million tokens, owned against rented at the catalogue price, for one chip.
     ``own`` overrides the ownership inputs (``purchase_usd``, ``pue``...); defaults from data/tco.toml."""
-    from ..specs.chips import get_chip
+    from accelbook.specs.chips import get_chip
 
     c = chip if isinstance(chip, Chip) else get_chip(chip)
     if isinstance(tokens_per_s_per_chip, bool) or not (isinstance(tokens_per_s_per_chip, numbers.Real)

@@ -21,8 +21,9 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from ..specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, read_table_file
-from ..specs.chips import get_chip
+from accelbook.specs.chips import get_chip
+from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, read_table_file
+
 from . import implied_params, peak_flop_per_usd
 
 VERDICTS = ("supported", "not supported", "cannot tell")

@@ -66,8 +66,8 @@ class Pool:
 @functools.lru_cache(maxsize=256)
 def _rate(kind: str, model: str, chip: str, group: int, target: float) -> float:
     """tokens/s per chip of one workload kind on one chip (0 if it cannot run or meet the target)."""
-    from .. import inference, training
-    from ..specs.chips import get_chip
+    from accelbook import inference, training
+    from accelbook.specs.chips import get_chip
 
     c = get_chip(chip)
     try:

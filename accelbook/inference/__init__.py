@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..specs.chips import Chip, get_chip
-from ..specs.efficiency import measured_efficiency
-from ..specs.models import Model, bytes_per_element, get_model
+from accelbook.specs.chips import Chip, get_chip
+from accelbook.specs.efficiency import measured_efficiency
+from accelbook.specs.models import Model, bytes_per_element, get_model
 
 WEIGHT_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
 MEM_EFFICIENCY = 0.85          # share of memory bandwidth decode reaches (ESTIMATE; Azure measured 92% on GB200 HBM)
@@ -84,7 +84,7 @@ _GEMM_EFF: dict = {}
 def _gemm_eff(chip: Chip, precision: str) -> tuple[float, str]:
     # the answer depends on the chip's catalogue lineage and name only (not on what-if peaks): cached,
     # as sweeps ask it for every layout and batch
-    from ..specs.chips import base_id
+    from accelbook.specs.chips import base_id
 
     key = (base_id(chip), chip.name, precision)
     if key not in _GEMM_EFF:
@@ -371,7 +371,7 @@ METRICS = ("tokens_per_s_per_chip", "ttft_ms", "tokens_per_s_per_user")
 
 
 def published_results(path=None) -> dict:
-    from ..specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
+    from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
 
     path = path or DATA_DIR / "inference_runs.toml"
     sources = load_sources()

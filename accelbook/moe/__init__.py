@@ -49,7 +49,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from numba import njit, prange
-from ..network import topology as _topology
+
+from accelbook.network import topology as _topology
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -547,7 +548,7 @@ def crossover_sweep(networks: dict, tokens_per_chip, top_k: int, bytes_per_token
     routing (expected traffic): where the latency terms (diameter × hop latency, plus a per-message
     overhead for each peer actually sent to) give way to bandwidth (the busiest link's bytes).
     ``networks``: name -> Topology with links. ``cae``: the collective-acceleration what-if."""
-    from ..network.collectives import uniform_all_to_all_load_and_diameter   # cached per graph
+    from accelbook.network.collectives import uniform_all_to_all_load_and_diameter  # cached per graph
 
     rows = []
     o = message_overhead_s if message_overhead_s is not None else MESSAGE_OVERHEAD_S

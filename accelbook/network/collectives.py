@@ -62,7 +62,9 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from .topology import Protocol, Topology
+from accelbook.specs.fabrics import Protocol
+
+from .topology import Topology
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
 
@@ -372,8 +374,10 @@ def sweep(collective: str, topology: Topology, sizes=None) -> pd.DataFrame:
 def validation_table(path=None) -> pd.DataFrame:
     """Model against ``data/collective_measurements.toml``: measured, predicted, error (model/measured - 1)."""
     from pathlib import Path
+
+    from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, read_table_file
+
     from . import topology as tp
-    from ..specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, read_table_file
 
     path = Path(path) if path is not None else DATA_DIR / "collective_measurements.toml"
     sources = load_sources()

@@ -19,17 +19,16 @@ wraparound has diameter ``3·⌊k/2⌋`` and, for even k, mean hops ``3·(k/4)·
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import itertools
 import math
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
 from numba import njit, prange
 
-from ..specs.fabrics import Protocol, fabrics
+from accelbook.specs.fabrics import fabrics
 
 
 @dataclass(frozen=True)
@@ -551,7 +550,7 @@ def tpu_multislice(generation: str, slice_shape, slices: int) -> Topology:
     data-centre network (DCN, "multislice"): each chip's share of its host's NICs, from the pod's
     entry in ``data/clusters.toml``. The DCN is drawn as one non-blocking switch node.
     """
-    from ..specs.clusters import cluster_for
+    from accelbook.specs.clusters import cluster_for
 
     one = tpu_slice(generation, slice_shape)
     slices = _whole("slices", slices)

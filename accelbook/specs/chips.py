@@ -21,8 +21,18 @@ from typing import Any, Mapping
 import pandas as pd
 
 from .loader import (
-    DATA_DIR, STATUSES, Catalogue, CatalogueError, Provenance, Source, check_keys, file_keys,
-    parse_quantity, user_sources, read_table_file, split_unit,
+    DATA_DIR,
+    STATUSES,
+    Catalogue,
+    CatalogueError,
+    Provenance,
+    Source,
+    check_keys,
+    file_keys,
+    parse_quantity,
+    read_table_file,
+    split_unit,
+    user_sources,
 )
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4")

@@ -21,12 +21,21 @@ import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
+
+from accelbook.network.geometry import torus_axes
+
+from .chips import Chip, base_id, get_chip
 from .loader import (
-    DATA_DIR, CatalogueError, Provenance, check_keys, fuzzy_key, load_sources, lookup, parse_quantity,
+    DATA_DIR,
+    CatalogueError,
+    Provenance,
+    check_keys,
+    fuzzy_key,
+    load_sources,
+    lookup,
+    parse_quantity,
     read_table_file,
 )
-from ..network.geometry import torus_axes
-from .chips import Chip, base_id, get_chip
 
 _CLUSTER_KEYS = {
     "domain_chips": ("count", "domain_chips"),

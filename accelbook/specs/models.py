@@ -28,8 +28,16 @@ from typing import Any, Mapping
 import pandas as pd
 
 from .loader import (
-    DATA_DIR, Catalogue, CatalogueError, Provenance, Source, check_keys, file_keys, parse_quantity,
-    read_table_file, user_sources,
+    DATA_DIR,
+    Catalogue,
+    CatalogueError,
+    Provenance,
+    Source,
+    check_keys,
+    file_keys,
+    parse_quantity,
+    read_table_file,
+    user_sources,
 )
 
 BYTES_PER_ELEMENT: Mapping[str, float] = MappingProxyType(

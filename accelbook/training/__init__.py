@@ -52,10 +52,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from numba import njit, prange
-from ..specs.chips import Chip, get_chip
-from ..specs.clusters import Cluster, cluster_for, get_cluster
-from ..specs.efficiency import measured_efficiency
-from ..specs.models import Model, get_model
+
+from accelbook.specs.chips import Chip, get_chip
+from accelbook.specs.clusters import Cluster, cluster_for, get_cluster
+from accelbook.specs.efficiency import measured_efficiency
+from accelbook.specs.models import Model, get_model
 
 RECOMPUTE = ("none", "selective", "full")
 PRECISIONS = ("bf16", "fp8")
@@ -944,7 +945,7 @@ def predicted_metric(est: TrainingEstimate, model: Model, chip: Chip, metric: st
 
 def published_runs(path=None) -> dict[str, dict]:
     """The rows of ``data/training_runs.toml``, checked."""
-    from ..specs.loader import DATA_DIR, check_keys, load_sources, parse_quantity, read_table_file
+    from accelbook.specs.loader import DATA_DIR, check_keys, load_sources, parse_quantity, read_table_file
 
     path = path or DATA_DIR / "training_runs.toml"
     sources = load_sources()
@@ -952,7 +953,7 @@ def published_runs(path=None) -> dict[str, dict]:
     for rid, e in read_table_file(path).items():
         check_keys(path, rid, e, required=_RUN_REQUIRED, optional=set(_RUN_LAYOUT) | {"assumed"})
         if e["metric"] not in METRICS or e["convention"] not in CONVENTIONS or e["role"] not in ("target", "context"):
-            from ..specs.loader import CatalogueError
+            from accelbook.specs.loader import CatalogueError
 
             raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, convention in {CONVENTIONS}, "
                                                       "role 'target' or 'context'")

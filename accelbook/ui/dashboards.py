@@ -11,14 +11,16 @@ import functools
 import numpy as np
 import pandas as pd
 
+from accelbook.chip import systolic, tiling
+from accelbook.chip.roofline import PHASES, concat_columns, layer_roofline_columns, roofline_curve_columns
+from accelbook.economics import training_cost_table
+from accelbook.network import collectives, topology
+from accelbook.specs.chips import PRECISIONS, all_chips, get_chip, summary_table
+from accelbook.specs.chips import chips as chips_table
+from accelbook.specs.models import all_models, get_model
+
 from . import charts
-from ..network import collectives, topology
-from ..chip import systolic, tiling
-from ..specs.chips import PRECISIONS, all_chips, chips as chips_table, get_chip, summary_table
 from .dashboard import Choice, DashboardSpec, LogSlider, Slider, Toggle, View, fmt_si
-from ..economics import training_cost_table
-from ..specs.models import all_models, get_model
-from ..chip.roofline import PHASES, concat_columns, layer_roofline_columns, roofline_curve_columns
 
 # Presets: what a first look should compare (a GPU and TPU of each generation).
 DEFAULT_ROOFLINE_CHIPS = ("h100", "tpu-v5p", "b200", "tpu-v6e")
@@ -408,8 +410,8 @@ ALL_SPECS = ALL_SPECS + (topology_spec, collective_spec)
 
 
 # -- 04: distributed training -----------------------------------------------------------------------
-from .. import training  # noqa: E402  (kept with the dashboards that use it)
-from ..specs.clusters import clusters as _clusters  # noqa: E402
+from accelbook import training  # noqa: E402  (kept with the dashboards that use it)
+from accelbook.specs.clusters import clusters as _clusters  # noqa: E402
 
 DEFAULT_TRAINING = dict(model="llama-3.1-70b", chip="h100", n_chips=1024, batch_tokens=2**24, seq_len=8192)
 
@@ -624,7 +626,7 @@ ALL_SPECS = ALL_SPECS + (training_spec, search_spec, scaling_spec)
 
 
 # -- 05: MoE all-to-all -----------------------------------------------------------------------------------
-from .. import moe  # noqa: E402
+from accelbook import moe  # noqa: E402
 
 MOE_D_MODEL_BYTES = 7168 * 2   # DeepSeek-V3's hidden size in bf16: the bytes one token copy carries
 
@@ -779,7 +781,7 @@ ALL_SPECS = ALL_SPECS + (moe_routing_spec, moe_network_spec)
 
 
 # -- 06 and 07: inference -------------------------------------------------------------------------------
-from .. import inference  # noqa: E402
+from accelbook import inference  # noqa: E402
 
 
 def _memory_chip_options() -> list[tuple[str, str]]:
@@ -909,8 +911,8 @@ ALL_SPECS = ALL_SPECS + (inference_spec, frontier_spec)
 
 
 # -- 08: token economics, migration, the hybrid fleet ----------------------------------------------------------
-from .. import economics  # noqa: E402
-from ..economics import fleet, migration
+from accelbook import economics  # noqa: E402
+from accelbook.economics import fleet, migration
 
 
 def tco_view(chip, tokens_per_s, utilisation, purchase_k_usd, lifetime_years, electricity_usd_per_kwh, pue) -> View:
@@ -1052,7 +1054,7 @@ ALL_SPECS = ALL_SPECS + (tco_spec, migration_spec, fleet_spec)
 
 
 # -- 09: designing a chip -------------------------------------------------------------------------------------------
-from ..chip import design as chipdesign  # noqa: E402
+from accelbook.chip import design as chipdesign  # noqa: E402
 
 
 @functools.lru_cache(maxsize=32)

@@ -11,10 +11,11 @@ import html
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
-from ..specs.chips import get_chip
-from ..economics import training_tokens_per_s, usd_per_token
-from ..specs.models import get_model
-from ..chip.roofline import layer_roofline
+
+from accelbook.chip.roofline import layer_roofline
+from accelbook.economics import training_tokens_per_s, usd_per_token
+from accelbook.specs.chips import get_chip
+from accelbook.specs.models import get_model
 
 
 @dataclass(frozen=True)
@@ -68,47 +69,47 @@ def _batch_to_ridge() -> float:
 
 
 def _gemv_util() -> float:
-    from ..chip.systolic import closed_form
+    from accelbook.chip.systolic import closed_form
 
     return closed_form(1, 4096, 4096, 128, 128, "ws").overall_util * 100
 
 
 def _waves_h100() -> float:
-    from ..chip.tiling import gpu_gemm
+    from accelbook.chip.tiling import gpu_gemm
 
     return gpu_gemm(2304, 2304, 2304, sms=132)["waves"]
 
 
 def _os_cycles() -> float:
-    from ..chip.systolic import cycles
+    from accelbook.chip.systolic import cycles
 
     return cycles(8, 8, 8, 8, 8, "os")
 
 
 def _torus16_diameter() -> float:
-    from ..network.topology import hop_stats, torus
+    from accelbook.network.topology import hop_stats, torus
 
     return hop_stats(torus((16, 16, 16)))["diameter"]
 
 
 def _ring_busbw() -> float:
-    from ..network.collectives import estimate
-    from ..network.topology import hgx_h100
+    from accelbook.network.collectives import estimate
+    from accelbook.network.topology import hgx_h100
 
     return estimate("all_reduce", 64e9, hgx_h100(nvls=False), "ring").busbw_bytes_per_s / 1e9
 
 
 def _small_bound() -> set[str]:
-    from ..network.collectives import estimate
-    from ..network.topology import tpu_slice
+    from accelbook.network.collectives import estimate
+    from accelbook.network.topology import tpu_slice
 
     e = estimate("all_reduce", 64 * 2**10, tpu_slice("v5p", (4, 4, 4)))
     return {"latency" if e.latency_s > e.bandwidth_s else "bandwidth"}
 
 
 def _nvls_busbw() -> float:
-    from ..network.collectives import estimate
-    from ..network.topology import hgx_h100
+    from accelbook.network.collectives import estimate
+    from accelbook.network.topology import hgx_h100
 
     return estimate("all_reduce", 64e9, hgx_h100(nvls=True), "nvls").busbw_bytes_per_s / 1e9
 
@@ -137,26 +138,26 @@ def _decode_bound() -> set[str]:
 
 
 def _lpu_chips_70b() -> int:
-    from ..inference import min_chips
+    from accelbook.inference import min_chips
 
     return min_chips("llama-3.1-70b", "groq-lpu-v1", "int8")
 
 
 def _decode_bound_b1() -> set[str]:
-    from ..inference import estimate
+    from accelbook.inference import estimate
 
     return {estimate("llama-3.1-70b", "h200", 1, 1, 1024, 256, "fp8").decode_bound}
 
 
 def _payback_simple() -> float:
-    from ..economics.migration import Migration, payback_months
+    from accelbook.economics.migration import Migration, payback_months
 
     return payback_months(Migration(1.0, 0.5, 100_000, engineer_months=0, validation_usd=300_000, tooling_usd=0,
                                     port_months=0, churn_per_month=0.0))
 
 
 def _more_hbm_stacks() -> set[str]:
-    from ..chip.design import compare_8t_8i
+    from accelbook.chip.design import compare_8t_8i
 
     c = compare_8t_8i()
     return {"decode" if c.iloc[1].n_hbm_stacks > c.iloc[0].n_hbm_stacks else "training"}
