@@ -1,0 +1,128 @@
+"""Chart basics: the :class:`Figure` every chart function returns, shared sizes and colours.
+
+Chart functions: tidy DataFrames in, a :class:`Figure` (a Vega-Lite chart) out. No model code here.
+
+Each chart is written once in Altair, over *named* datasets (``alt.Data(name="ops")``), and turned
+into a Vega-Lite dict once per process (``_template_*``, cached). A call then only copies that dict
+and fills in the data, which takes about a millisecond; building the Altair objects again would take
+50-150 ms on a 2-core machine, too slow for a slider. ``Figure.altair()`` gives the Altair chart back
+for anyone who wants to restyle it.
+
+Axis titles carry units; numbers are shown in the unit a reader expects (TFLOP/s, TB/s, µs), the
+conversion done here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import pandas as pd
+
+WIDTH = 480
+HEIGHT = 320
+STATUS_SHAPES = alt.Scale(domain=["shipping", "announced", "estimated"], range=["circle", "triangle-up", "diamond"])
+BOUND_COLOURS = alt.Scale(domain=["compute", "memory"], range=["#1f77b4", "#d62728"])
+
+
+class Figure:
+    """A Vega-Lite spec with its data inlined. Displays as SVG in a notebook; saves PNG/SVG offline."""
+
+    def __init__(self, spec: dict[str, Any]):
+        self.spec = spec
+
+    @classmethod
+    def from_template(cls, template: dict[str, Any], title: str | None = None, **frames: pd.DataFrame) -> "Figure":
+        spec = copy.deepcopy(template)
+        spec["datasets"] = {name: records(df) for name, df in frames.items()}
+        if title is not None:
+            spec["title"] = title
+        return cls(spec)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.spec
+
+    def to_svg(self) -> str:
+        import vl_convert as vlc
+
+        return vlc.vegalite_to_svg(self.spec, vl_version=vl_version())
+
+    def save(self, path: str | Path, scale: float = 2.0) -> Path:
+        """Write ``.png`` or ``.svg`` (drawn offline by vl-convert)."""
+        import vl_convert as vlc
+
+        path = Path(path)
+        if path.suffix == ".svg":
+            path.write_text(self.to_svg())
+        elif path.suffix == ".png":
+            path.write_bytes(vlc.vegalite_to_png(self.spec, vl_version=vl_version(), scale=scale))
+        else:
+            raise ValueError(f"save as .png or .svg, not {path.suffix!r}")
+        return path
+
+    def altair(self) -> alt.TopLevelMixin:
+        return alt.Chart.from_dict(self.spec, validate=False)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"image/svg+xml": self.to_svg()}
+
+
+@functools.lru_cache(maxsize=1)
+def vl_version() -> str:
+    """vl-convert's name for the Vega-Lite version Altair writes (e.g. 'v6_4')."""
+    major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
+    return f"v{major}_{minor}"
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return json.loads(df.to_json(orient="records", double_precision=10))
+
+
+def named_data(name: str) -> alt.Data:
+    return alt.Data(name=name)
+
+
+def message_figure(message: str) -> Figure:
+    """A chart-sized box with a message, for an empty selection."""
+    return Figure.from_template(_template_message(), msg=pd.DataFrame({"t": [message]}))
+
+
+@functools.lru_cache(maxsize=1)
+def _template_message() -> dict:
+    return alt.Chart(named_data("msg")).mark_text(size=14).encode(text="t:N").properties(width=WIDTH, height=60).to_dict()
+
+
+def stack(*figures: Figure, direction: str = "v", title: str = "") -> Figure:
+    """Put figures below each other (``"v"``) or side by side (``"h"``), data and all."""
+    key = {"v": "vconcat", "h": "hconcat"}[direction]
+    datasets: dict[str, Any] = {}
+    parts = []
+    for i, f in enumerate(figures):
+        spec = {k: v for k, v in f.spec.items() if k not in ("$schema", "datasets", "config")}
+        rename = {name: f"{name}_{i}" for name in f.spec.get("datasets", {})}
+        for old, new in rename.items():
+            datasets[new] = f.spec["datasets"][old]
+        parts.append(_renamenamed_data(spec, rename))
+    spec = {"$schema": figures[0].spec.get("$schema"), key: parts, "datasets": datasets,
+            "resolve": {"scale": {"color": "independent", "shape": "independent"}}}
+    if "config" in figures[0].spec:
+        spec["config"] = figures[0].spec["config"]
+    if title:
+        spec["title"] = title
+    return Figure(spec)
+
+
+def _renamenamed_data(node: Any, rename: dict[str, str]) -> Any:
+    if isinstance(node, dict):
+        if set(node) == {"name"} and node["name"] in rename:
+            return {"name": rename[node["name"]]}
+        return {k: _renamenamed_data(v, rename) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_renamenamed_data(v, rename) for v in node]
+    return node
+
+

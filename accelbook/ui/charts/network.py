@@ -1,0 +1,59 @@
+"""Charts of interconnects: hop histograms and collective times (notebook 03)."""
+
+from __future__ import annotations
+
+import functools
+
+import altair as alt
+import pandas as pd
+
+from .base import WIDTH, Figure, named_data
+
+
+# -- interconnects (notebook 03) ----------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _template_hops() -> dict:
+    return alt.Chart(named_data("hops")).mark_bar(opacity=0.8).encode(
+        x=alt.X("hops:O", title="hops between two chips"),
+        y=alt.Y("share_pct:Q", title="share of chip pairs (%)"),
+        color=alt.Color("network:N", title=None, legend=alt.Legend(orient="bottom", columns=1, labelLimit=500)),
+        xOffset="network:N",
+        tooltip=["network:N", "hops:O", alt.Tooltip("share_pct:Q", format=".2f")],
+    ).properties(width=WIDTH, height=240).to_dict()
+
+
+def hop_histogram_chart(df: pd.DataFrame) -> Figure:
+    """Share of chip pairs at each hop count, one colour per network (columns network, hops, share)."""
+    return Figure.from_template(_template_hops(), hops=df[["network", "hops"]].assign(share_pct=df["share"] * 100))
+
+
+@functools.lru_cache(maxsize=1)
+def _template_collective() -> dict:
+    x = alt.X("size_mib:Q", scale=alt.Scale(type="log", nice=False), title="message size (MiB)",
+              axis=alt.Axis(values=[10.0**k for k in range(-3, 5)], format="~g"))
+    line = alt.Chart(named_data("curve")).mark_line().encode(
+        x=x, y=alt.Y("busbw_gb_s:Q", title="bus bandwidth (GB/s)"), color=alt.Color("system:N", title=None,
+                                                                                   legend=alt.Legend(orient="bottom")),
+        tooltip=["system:N", "algorithm:N", "protocol:N", alt.Tooltip("size_mib:Q", format=".3g"),
+                 alt.Tooltip("busbw_gb_s:Q", format=".1f")])
+    pts = alt.Chart(named_data("curve")).mark_point(size=25, filled=True).encode(
+        x=x, y="busbw_gb_s:Q", color="system:N", shape=alt.Shape("algorithm:N", title="algorithm chosen"),
+        tooltip=["system:N", "algorithm:N", "protocol:N", alt.Tooltip("size_mib:Q", format=".3g"),
+                 alt.Tooltip("busbw_gb_s:Q", format=".1f")])
+    here = alt.Chart(named_data("here")).mark_rule(strokeDash=[4, 4], color="black").encode(x=x)
+    meas = alt.Chart(named_data("measured")).mark_point(shape="diamond", size=120, color="black", filled=True).encode(
+        x=x, y="busbw_gb_s:Q", tooltip=["case:N", alt.Tooltip("busbw_gb_s:Q", format=".0f")])
+    return alt.layer(line, pts, here, meas).properties(width=WIDTH, height=280).to_dict()
+
+
+def collective_chart(curve: pd.DataFrame, size_bytes: float, measured: pd.DataFrame | None = None,
+                     title: str = "") -> Figure:
+    """Bus bandwidth against message size (algorithm chosen at each size), the chosen size marked,
+    and published measurements (black diamonds) where they exist."""
+    c = curve.assign(size_mib=curve["message_bytes"] / 2**20, busbw_gb_s=curve["busbw_bytes_per_s"] / 1e9)
+    m = measured if measured is not None else pd.DataFrame(columns=["case", "message_bytes", "busbw_gb_s"])
+    m = m.assign(size_mib=m["message_bytes"] / 2**20)
+    return Figure.from_template(_template_collective(), title=title,
+                                curve=c[["system", "algorithm", "protocol", "size_mib", "busbw_gb_s"]],
+                                here=pd.DataFrame({"size_mib": [size_bytes / 2**20]}),
+                                measured=m[["case", "size_mib", "busbw_gb_s"]])

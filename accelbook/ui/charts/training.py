@@ -1,0 +1,111 @@
+"""Charts of distributed training: step-time and memory breakdowns, scaling, the model against published runs (notebook 04)."""
+
+from __future__ import annotations
+
+import functools
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from .base import WIDTH, Figure, named_data
+
+# -- distributed training (notebook 04) ---------------------------------------------------------------
+TIME_ORDER = ["matmuls", "attention", "elementwise", "recompute", "LM head + loss", "tensor-parallel comm",
+              "context-parallel comm", "expert all-to-all", "pipeline sends", "pipeline bubble",
+              "data-parallel comm (exposed)", "optimizer step"]
+TIME_COLOURS = alt.Scale(domain=TIME_ORDER, range=["#1f77b4", "#6baed6", "#9ecae1", "#c6dbef", "#17becf",
+                                                   "#d62728", "#ff9896", "#e377c2", "#8c564b", "#ff7f0e",
+                                                   "#bcbd22", "#7f7f7f"])
+MEM_ORDER = ["weights", "gradients", "optimizer states", "activations", "logits"]
+
+
+@functools.lru_cache(maxsize=1)
+def _template_step() -> dict:
+    time_bar = alt.Chart(named_data("time")).mark_bar().encode(
+        y=alt.Y("layout:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)),
+        x=alt.X("seconds:Q", title="time per training step (s)", stack="zero"),
+        color=alt.Color("component:N", scale=TIME_COLOURS, title="time", sort=TIME_ORDER,
+                        legend=alt.Legend(orient="right")),
+        order=alt.Order("order:Q"),
+        tooltip=["layout:N", "component:N", alt.Tooltip("seconds:Q", format=".3g"), alt.Tooltip("share:Q", format=".1%")],
+    ).properties(width=WIDTH - 60, height=alt.Step(26))
+    mem_bar = alt.Chart(named_data("memory")).mark_bar().encode(
+        y=alt.Y("layout:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)),
+        x=alt.X("gb:Q", title="memory per chip (GB)", stack="zero"),
+        color=alt.Color("component:N", title="memory", sort=MEM_ORDER,
+                        scale=alt.Scale(domain=MEM_ORDER, range=["#2ca02c", "#98df8a", "#9467bd", "#ffbb78", "#c49c94"])),
+        order=alt.Order("order:Q"),
+        tooltip=["layout:N", "component:N", alt.Tooltip("gb:Q", format=".1f")],
+    )
+    cap = alt.Chart(named_data("capacity")).mark_rule(color="black", strokeDash=[5, 3], size=2).encode(
+        x="gb:Q", tooltip=[alt.Tooltip("gb:Q", format=".1f", title="usable GB")])
+    mem = alt.layer(mem_bar, cap).properties(width=WIDTH - 60, height=alt.Step(26))
+    return alt.vconcat(time_bar, mem).resolve_scale(color="independent").to_dict()
+
+
+def step_chart(time: pd.DataFrame, memory: pd.DataFrame, capacity_gb: float, title: str = "") -> Figure:
+    """Stacked bars, one per layout: where a step's time goes, and what fills each chip's memory
+    against the usable capacity (dashed line).
+
+    ``time``: layout, component, seconds, share; ``memory``: layout, component, bytes.
+    """
+    t = time[time["seconds"] > 0].assign(order=lambda d: d["component"].map(TIME_ORDER.index))
+    m = memory[memory["bytes"] > 0].assign(gb=lambda d: d["bytes"] / 1e9,
+                                           order=lambda d: d["component"].map(MEM_ORDER.index))
+    return Figure.from_template(_template_step(), title=title, time=t[["layout", "component", "seconds", "share", "order"]],
+                                memory=m[["layout", "component", "gb", "order"]],
+                                capacity=pd.DataFrame({"gb": [capacity_gb]}))
+
+
+@functools.lru_cache(maxsize=1)
+def _template_scaling() -> dict:
+    x = alt.X("n_chips:Q", scale=alt.Scale(type="log", base=2), title="chips")
+    eff = alt.Chart(named_data("scaling")).mark_line(point=True).encode(
+        x=x, y=alt.Y("efficiency:Q", title="scaling efficiency (tokens/s per chip ÷ smallest)",
+                     scale=alt.Scale(zero=False)),
+        color=alt.Color("system:N", title=None, legend=alt.Legend(orient="bottom")),
+        tooltip=["system:N", "n_chips:Q", alt.Tooltip("efficiency:Q", format=".1%"), alt.Tooltip("mfu:Q", format=".1%"),
+                 alt.Tooltip("comm_share:Q", format=".1%", title="comm + bubble share"), "layout:N"])
+    comm = alt.Chart(named_data("scaling")).mark_line(point=True, strokeDash=[4, 2]).encode(
+        x=x, y=alt.Y("comm_share:Q", title="share of the step: exposed comm + bubble", axis=alt.Axis(format="%")),
+        color=alt.Color("system:N", title=None),
+        tooltip=["system:N", "n_chips:Q", alt.Tooltip("comm_share:Q", format=".1%"), "layout:N"])
+    return alt.hconcat(eff.properties(width=300, height=240), comm.properties(width=300, height=240)).to_dict()
+
+
+def scaling_chart(df: pd.DataFrame, title: str = "") -> Figure:
+    """Scaling efficiency and the communication share against chip count, one line per system."""
+    cols = ["system", "n_chips", "efficiency", "mfu", "comm_share", "layout"]
+    return Figure.from_template(_template_scaling(), title=title, scaling=df[cols])
+
+
+@functools.lru_cache(maxsize=1)
+def _template_validation() -> dict:
+    base = alt.Chart(named_data("runs"))
+    band = alt.Chart(named_data("band")).mark_area(opacity=0.15, color="#2ca02c").encode(
+        x=alt.X("x:Q"), y="lo:Q", y2="hi:Q")
+    diag = alt.Chart(named_data("band")).mark_line(color="black", strokeDash=[4, 3]).encode(x="x:Q", y="x:Q")
+    pts = base.mark_point(filled=True, size=90).encode(
+        x=alt.X("reported_pct:Q", title="reported (% of peak)", scale=alt.Scale(zero=False)),
+        y=alt.Y("predicted_pct:Q", title="predicted (% of peak)", scale=alt.Scale(zero=False)),
+        color=alt.Color("era:N", title=None, legend=alt.Legend(orient="bottom")),
+        shape=alt.Shape("role:N", title=None),
+        tooltip=["run:N", alt.Tooltip("reported_pct:Q", format=".1f"), alt.Tooltip("predicted_pct:Q", format=".1f"),
+                 alt.Tooltip("error:Q", format="+.0%"), "layout:N"])
+    return alt.layer(band, diag, pts).properties(width=WIDTH - 80, height=WIDTH - 80).to_dict()
+
+
+def validation_chart(df: pd.DataFrame, title: str = "") -> Figure:
+    """Predicted against reported utilisation of published runs; the green band is ±15%.
+
+    ``df``: run, role, era, reported_pct, predicted_pct, error, layout (per cent of peak in the
+    authors' own FLOP convention, so the two axes compare like with like).
+    """
+    lo = float(min(df["reported_pct"].min(), df["predicted_pct"].min())) * 0.9
+    hi = float(max(df["reported_pct"].max(), df["predicted_pct"].max())) * 1.05
+    x = np.linspace(lo, hi, 20)
+    band = pd.DataFrame({"x": x, "lo": x * 0.85, "hi": x * 1.15})
+    return Figure.from_template(_template_validation(), title=title,
+                                runs=df[["run", "role", "era", "reported_pct", "predicted_pct", "error", "layout"]],
+                                band=band)
