@@ -93,10 +93,10 @@ def test_h100_like_split_reproduces_the_datasheet():
 
 
 # -- 3. the roofline, power cap and capacity by hand -------------------------------------------------
-SMALL_DECODE = cd.Decode(batch_size=8, context_len=4096, n_chips=8)
+SMALL_DECODE = cd.DecodeWorkload(batch_size=8, context_len=4096, n_chips=8)
 
 
-def _decode_resident(w: cd.Decode):
+def _decode_resident(w: cd.DecodeWorkload):
     m = get_model(w.model)
     return (2 * m.params + w.batch_size * w.context_len * KV_70B) / w.n_chips
 
@@ -123,7 +123,7 @@ def test_power_drawn_when_memory_bound_uses_the_voltage_floor():
 
 
 def test_compute_bound_training_ignores_extra_stacks():
-    w = cd.Training()
+    w = cd.TrainingWorkload()
     m = get_model(w.model)
     F = 3 * (2 * m.matmul_params_active + 2 * 80 * 8192 * (8192 + 8192) * 0.5)
     assert cd.need(w).flops == pytest.approx(F)
@@ -136,7 +136,7 @@ def test_compute_bound_training_ignores_extra_stacks():
 
 
 def test_training_capacity_by_hand_and_too_few_stacks():
-    w = cd.Training()
+    w = cd.TrainingWorkload()
     m = get_model(w.model)
     R = 16 * m.params / 32 + 2 * 8192 * 80 * 8192 + 34 * 8192 * 8192      # ~48.3 GB
     assert cd.need(w).resident_bytes == pytest.approx(R)
@@ -146,7 +146,7 @@ def test_training_capacity_by_hand_and_too_few_stacks():
 
 
 def test_power_cap_binds_when_p_shrinks_and_matches_the_quadratic():
-    w = cd.Training()
+    w = cd.TrainingWorkload()
     roomy = cd.evaluate(cd.design(500, 0, 4, 0, power_w=2000), w)
     d = cd.design(500, 0, 4, 0, power_w=400)
     capped = cd.evaluate(d, w)
@@ -162,7 +162,7 @@ def test_power_cap_binds_when_p_shrinks_and_matches_the_quadratic():
 
 
 def test_dark_silicon_more_matrix_area_helps_sublinearly_under_the_cap():
-    w = cd.Training()
+    w = cd.TrainingWorkload()
     small = cd.evaluate(cd.design(300, 0, 4, 0, power_w=350), w)
     big = cd.evaluate(cd.design(600, 0, 4, 0, power_w=350), w)
     assert small["limit"] == big["limit"] == "power"
@@ -171,12 +171,12 @@ def test_dark_silicon_more_matrix_area_helps_sublinearly_under_the_cap():
 
 
 def test_power_below_static_gives_nothing():
-    r = cd.evaluate(cd.design(300, 0, 4, 0, power_w=50), cd.Training())
+    r = cd.evaluate(cd.design(300, 0, 4, 0, power_w=50), cd.TrainingWorkload())
     assert r["tokens_per_s_per_chip"] == 0 and r["limit"] == "power"
 
 
 def test_sram_only_chip_serves_decode_from_sram():
-    w = cd.Decode(batch_size=1, context_len=1024, n_chips=1024)
+    w = cd.DecodeWorkload(batch_size=1, context_len=1024, n_chips=1024)
     R = _decode_resident(w)                                     # ~138 MB
     d = cd.design(100, 200, 0, 0, power_w=5000)                 # 200 MB SRAM, no HBM
     r = cd.evaluate(d, w)
@@ -219,7 +219,7 @@ def test_each_specialist_loses_on_the_other_workload_and_the_compromise_loses_on
     assert gm(c) >= gm(t) and gm(c) >= gm(d)
 
 
-@pytest.mark.parametrize("workload", [cd.Training(), cd.Decode()], ids=["training", "decode"])
+@pytest.mark.parametrize("workload", [cd.TrainingWorkload(), cd.DecodeWorkload()], ids=["training", "decode"])
 def test_best_design_is_the_best_fitting_row_and_evaluates_the_same(workload):
     best, table = cd.best_design(workload, grid_mm2=20)
     col = f"{workload.name}_tokens_per_s_per_chip"
@@ -235,7 +235,7 @@ def test_best_design_is_the_best_fitting_row_and_evaluates_the_same(workload):
     assert cd.evaluate(other, workload)["tokens_per_s_per_chip"] == pytest.approx(row[col], rel=1e-9)
 
 
-@pytest.mark.parametrize("workload", [cd.Training(), cd.Decode()], ids=["training", "decode"])
+@pytest.mark.parametrize("workload", [cd.TrainingWorkload(), cd.DecodeWorkload()], ids=["training", "decode"])
 def test_more_area_or_power_never_lowers_the_best(workload):
     col = f"{workload.name}_tokens_per_s_per_chip"
     by_area = [cd.best_design(workload, area_mm2=a, grid_mm2=20)[1][col].iloc[0] for a in (500, 650, 814)]
@@ -267,14 +267,14 @@ def test_bad_design_inputs_name_the_argument(kw, name):
 
 
 @pytest.mark.parametrize("make,name", [
-    (lambda: cd.Decode(batch_size=0), "batch_size"), (lambda: cd.Decode(n_chips=1.5), "n_chips"),
-    (lambda: cd.Decode(precision="fp7"), "fp7"), (lambda: cd.Training(shards=0), "shards"),
-    (lambda: cd.Training(microbatch_tokens=-1), "microbatch_tokens"),
-    (lambda: cd.best_design(cd.Training(), area_mm2=-1), "area_mm2"),
-    (lambda: cd.best_design(cd.Training(), grid_mm2=0), "grid_mm2"),
-    (lambda: cd.best_design(cd.Training(), power_w=float("inf")), "power_w"),
+    (lambda: cd.DecodeWorkload(batch_size=0), "batch_size"), (lambda: cd.DecodeWorkload(n_chips=1.5), "n_chips"),
+    (lambda: cd.DecodeWorkload(precision="fp7"), "fp7"), (lambda: cd.TrainingWorkload(shards=0), "shards"),
+    (lambda: cd.TrainingWorkload(microbatch_tokens=-1), "microbatch_tokens"),
+    (lambda: cd.best_design(cd.TrainingWorkload(), area_mm2=-1), "area_mm2"),
+    (lambda: cd.best_design(cd.TrainingWorkload(), grid_mm2=0), "grid_mm2"),
+    (lambda: cd.best_design(cd.TrainingWorkload(), power_w=float("inf")), "power_w"),
     (lambda: cd.best_design("training"), "workload"),
-    (lambda: cd.evaluate("h100", cd.Training()), "design"),
+    (lambda: cd.evaluate("h100", cd.TrainingWorkload()), "design"),
     (lambda: cd.params(flops=1), "flops"), (lambda: cd.params(j_per_flop=0), "j_per_flop"),
     (lambda: cd.params(voltage_floor_clock=2), "voltage_floor_clock"),
 ])
@@ -285,12 +285,12 @@ def test_bad_inputs_raise_value_error(make, name):
 
 def test_unknown_model_is_an_error():
     with pytest.raises(ValueError, match="llama-9"):
-        cd.need(cd.Decode(model="llama-9"))
+        cd.need(cd.DecodeWorkload(model="llama-9"))
 
 
 def test_best_design_with_no_room_says_so():
     with pytest.raises(ValueError, match="no room"):
-        cd.best_design(cd.Training(), area_mm2=100)
+        cd.best_design(cd.TrainingWorkload(), area_mm2=100)
 
 
 @pytest.mark.parametrize("old,new,key", [

@@ -106,11 +106,11 @@ def test_what_if_variant_changes_peaks():
 
 @pytest.mark.parametrize("changes, match", [
     ({"no_such_field": 1}, "no field"),
-    ({"hbm_bw_bytes_per_s": -1.0}, "must be > 0"),
-    ({"hbm_bw_bytes_per_s": 0.0}, "must be > 0"),
-    ({"hbm_bw_bytes_per_s": float("nan")}, "must be > 0"),
-    ({"price_usd_per_s": -0.001}, "must be > 0"),
-    ({"tdp_w": 0}, "must be > 0"),
+    ({"hbm_bw_bytes_per_s": -1.0}, "hbm_bw_bytes_per_s must be a finite number > 0"),
+    ({"hbm_bw_bytes_per_s": 0.0}, "hbm_bw_bytes_per_s must be a finite number > 0"),
+    ({"hbm_bw_bytes_per_s": float("nan")}, "hbm_bw_bytes_per_s must be a finite number > 0"),
+    ({"price_usd_per_s": -0.001}, "price_usd_per_s must be a finite number > 0"),
+    ({"tdp_w": 0}, "tdp_w must be a finite number > 0"),
 ])
 def test_what_if_variant_rejects_bad_changes(changes, match):
     with pytest.raises(ValueError, match=match):

@@ -349,7 +349,7 @@ _R2 = _rates({("serve", "cheap"): 1000.0, ("serve", "big"): 1000.0})
 
 
 def _serve(tokens):
-    return F.Workload("serve", "batch_inference", "llama-3.1-8b", tokens)
+    return F.FleetWorkload("serve", "batch_inference", "llama-3.1-8b", tokens)
 
 
 def test_place_fills_the_cheap_pool_first():
@@ -380,7 +380,7 @@ def test_place_compares_cost_per_token_not_per_hour():
 
 def test_place_two_workloads_share_a_pool():
     # one pool of 10 chips (7,300 h); a needs 3.6e9 tokens at 1,000/s = 1,000 h; b needs 7.2e9 at 500/s = 4,000 h
-    ws = [F.Workload("a", "pretrain", "m", 3.6e9), F.Workload("b", "research", "m", 7.2e9)]
+    ws = [F.FleetWorkload("a", "pretrain", "m", 3.6e9), F.FleetWorkload("b", "research", "m", 7.2e9)]
     pl = F.place(ws, [_CHEAP], rates=_rates({("a", "cheap"): 1000.0, ("b", "cheap"): 500.0}))
     assert pl.usd_per_month == pytest.approx(5000, rel=1e-7)
     assert pl.hours.loc["b", "cheap"] == pytest.approx(4000, rel=1e-7)
@@ -394,7 +394,7 @@ def test_place_infeasible_when_demand_exceeds_capacity():
 
 
 def test_place_unservable_workload_is_named():
-    ws = [_serve(1e9), F.Workload("odd job", "research", "m", 1e9)]
+    ws = [_serve(1e9), F.FleetWorkload("odd job", "research", "m", 1e9)]
     r = _rates({("serve", "cheap"): 1000.0, ("serve", "big"): 1000.0, ("odd job", "cheap"): 0.0})
     pl = F.place(ws, [_CHEAP, _BIG], rates=r)
     assert not pl.feasible and pl.usd_per_month == math.inf and "odd job" in pl.message and "serve" not in pl.message
@@ -403,7 +403,7 @@ def test_place_unservable_workload_is_named():
     pl = F.place(ws, [_CHEAP, _BIG], rates=r2, allowed={("serve", "cheap"), ("odd job", "cheap")})
     assert not pl.feasible and "odd job" in pl.message
     # a workload with no demand needs no pool
-    ws0 = [_serve(1e9), F.Workload("odd job", "research", "m", 0.0)]
+    ws0 = [_serve(1e9), F.FleetWorkload("odd job", "research", "m", 0.0)]
     assert F.place(ws0, [_CHEAP, _BIG], rates=r).usd_per_month == pytest.approx(1e9 / 3.6e6, rel=1e-7)
 
 
@@ -419,9 +419,9 @@ def test_place_errors():
     with pytest.raises(ValueError):
         F.place([_serve(1.0)], [], rates=_R2)
     with pytest.raises(ValueError):
-        F.Workload("x", "gaming", "m", 1.0)
+        F.FleetWorkload("x", "gaming", "m", 1.0)
     with pytest.raises(ValueError):
-        F.Workload("x", "research", "m", -1.0)
+        F.FleetWorkload("x", "research", "m", -1.0)
     with pytest.raises(ValueError):
         F.Pool("p", "h100", 1.5, 1.0)
     with pytest.raises(ValueError):
@@ -431,8 +431,8 @@ def test_place_errors():
 @pytest.mark.parametrize("make", [
     lambda: F.Pool("p", "h100", 8, True),
     lambda: F.Pool("p", "h100", 8, math.inf),
-    lambda: F.Workload("x", "interactive", "m", 1e9, True),
-    lambda: F.Workload("x", "research", "m", math.inf),
+    lambda: F.FleetWorkload("x", "interactive", "m", 1e9, True),
+    lambda: F.FleetWorkload("x", "research", "m", math.inf),
 ])
 def test_fleet_rejects_bools_and_infinities(make):
     # BUG (reported): all four are accepted (True as 1, inf as a number)
@@ -445,7 +445,7 @@ def test_fleet_rejects_bools_and_infinities(make):
 def fleets(draw):
     nw, np_ = draw(st.integers(1, 3)), draw(st.integers(1, 3))
     # demand > 0: zero demand with no runnable pair trips the empty-LP bug tested above
-    ws = [F.Workload(f"w{i}", "batch_inference", "m", draw(st.floats(1.0, 1e11))) for i in range(nw)]
+    ws = [F.FleetWorkload(f"w{i}", "batch_inference", "m", draw(st.floats(1.0, 1e11))) for i in range(nw)]
     ps = [F.Pool(f"p{j}", "h100", draw(st.integers(0, 50)), draw(st.floats(0.1, 20))) for j in range(np_)]
     rate = st.one_of(st.just(0.0), st.floats(10, 5000))
     r = _rates({(w.name, p.name): draw(rate) for w in ws for p in ps})

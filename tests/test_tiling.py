@@ -1,10 +1,14 @@
-"""GPU tile/wave quantisation and TPU MXU padding, by hand."""
+"""GPU tile/wave quantisation and TPU MXU padding, by hand; the @njit formulas against the checked
+functions and a tile-by-tile reference."""
 
 from __future__ import annotations
 
+import inspect
+
+import numpy as np
 import pytest
 
-from accelbook.chip.tiling import gpu_gemm, shape_sweep, tpu_gemm
+from accelbook.chip.tiling import GPU_TILE, gpu_gemm, gpu_tile_factors, shape_sweep, tpu_fold_efficiency, tpu_gemm
 
 
 def test_h100_waves_by_hand():
@@ -48,3 +52,54 @@ def test_invalid_input(bad):
     args.update(bad)
     with pytest.raises(ValueError, match="whole number"):
         gpu_gemm(**args)
+
+
+# -- the @njit formulas the training kernel calls, against the checked entry points and a reference ---------
+def _naive_gpu(M, N, K, sms, tile_m, tile_n, tile_k):
+    """Tiles placed one by one: the padded output area, the padded K, SMs filled wave by wave."""
+    tiles, padded_area = 0, 0
+    for m0 in range(0, M, tile_m):
+        for n0 in range(0, N, tile_n):
+            tiles += 1
+            padded_area += tile_m * tile_n
+    padded_k = sum(tile_k for _ in range(0, K, tile_k))
+    waves, placed = 0, 0
+    while placed < tiles:
+        waves += 1
+        placed += sms
+    return tiles, waves, M * N / padded_area, K / padded_k, tiles / (waves * sms)
+
+
+def _shapes(n=60, seed=0):
+    """Hand-picked edges (1, one past a tile, not dividing the tile) and a seeded random grid."""
+    edges = [(1, 1, 1), (1, 4096, 4096), (4096, 1, 1), (128, 128, 64), (129, 128, 65), (127, 129, 63),
+             (2304, 2304, 2304), (1000, 3, 7), (256, 255, 257)]
+    rng = np.random.default_rng(seed)
+    rand = [tuple(int(x) for x in rng.integers(1, 5000, size=3)) for _ in range(n)]
+    return edges + rand
+
+
+@pytest.mark.parametrize("sms,tile", [(132, GPU_TILE), (108, (64, 256, 32)), (1, (128, 128, 64)), (7, (16, 8, 8))])
+def test_gpu_tile_factors_match_gpu_gemm_and_a_reference(sms, tile):
+    for M, N, K in _shapes():
+        f = gpu_tile_factors(M, N, K, sms, *tile)
+        g = gpu_gemm(M, N, K, sms, *tile)
+        assert (f[0], f[1]) == (g["tiles"], g["waves"])
+        assert (f[2], f[3], f[4]) == (g["eta_pad"], g["eta_inner"], g["eta_wave"])
+        assert g["efficiency"] == f[2] * f[3] * f[4]
+        ref = _naive_gpu(M, N, K, sms, *tile)
+        assert f[:2] == ref[:2]
+        np.testing.assert_allclose(f[2:], ref[2:], rtol=1e-15)
+
+
+@pytest.mark.parametrize("mxu,n_mxu", [(128, 8), (256, 1), (128, 4), (8, 3)])
+def test_tpu_fold_efficiency_equals_tpu_gemm(mxu, n_mxu):
+    # tpu_gemm takes its fold length from the systolic model; tpu_fold_efficiency writes it out
+    for M, N, K in _shapes(40, seed=1):
+        assert tpu_fold_efficiency(M, N, K, mxu, n_mxu) == tpu_gemm(M, N, K, mxu, n_mxu)["efficiency"]
+
+
+def test_gpu_gemm_tile_defaults_are_gpu_tile():
+    defaults = inspect.signature(gpu_gemm).parameters
+    assert tuple(defaults[k].default for k in ("tile_m", "tile_n", "tile_k")) == GPU_TILE
+    assert gpu_gemm(1000, 3000, 500) == gpu_gemm(1000, 3000, 500, 132, *GPU_TILE)

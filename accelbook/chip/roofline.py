@@ -26,37 +26,30 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from accelbook.checks import one_of, positive_array
 from accelbook.specs.chips import Chip
 from accelbook.specs.models import Model, bytes_per_element
 
 PHASES = ("training", "prefill", "decode")
 
 
-def _positive(name: str, value, allow_zero: bool = False) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
-    bad = ~np.isfinite(arr) | ((arr < 0) if allow_zero else (arr <= 0))
-    if np.any(bad):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite, got {value!r}")
-    return arr
-
-
 def ridge_point(peak_flop_s, bw_bytes_per_s):
     """Ridge point ``I* = P / B`` in FLOP/byte."""
-    return _positive("peak_flop_s", peak_flop_s) / _positive("bw_bytes_per_s", bw_bytes_per_s)
+    return positive_array("peak_flop_s", peak_flop_s) / positive_array("bw_bytes_per_s", bw_bytes_per_s)
 
 
 def attainable_flop_s(intensity_flop_per_byte, peak_flop_s, bw_bytes_per_s):
     """Attainable FLOP/s ``min(P, I·B)`` at arithmetic intensity ``I`` (FLOP/byte)."""
-    i = _positive("intensity_flop_per_byte", intensity_flop_per_byte)
-    return np.minimum(_positive("peak_flop_s", peak_flop_s), i * _positive("bw_bytes_per_s", bw_bytes_per_s))
+    i = positive_array("intensity_flop_per_byte", intensity_flop_per_byte)
+    return np.minimum(positive_array("peak_flop_s", peak_flop_s), i * positive_array("bw_bytes_per_s", bw_bytes_per_s))
 
 
 def time_bounds(flops, bytes_moved, peak_flop_s, bw_bytes_per_s):
     """``(t_math, t_mem, t)`` in seconds with ``t = max(t_math, t_mem)``; arrays broadcast."""
-    f = _positive("flops", flops, allow_zero=True)
-    d = _positive("bytes_moved", bytes_moved, allow_zero=True)
-    t_math = f / _positive("peak_flop_s", peak_flop_s)
-    t_mem = d / _positive("bw_bytes_per_s", bw_bytes_per_s)
+    f = positive_array("flops", flops, allow_zero=True)
+    d = positive_array("bytes_moved", bytes_moved, allow_zero=True)
+    t_math = f / positive_array("peak_flop_s", peak_flop_s)
+    t_mem = d / positive_array("bw_bytes_per_s", bw_bytes_per_s)
     return t_math, t_mem, np.maximum(t_math, t_mem)
 
 
@@ -92,8 +85,7 @@ def layer_ops(model: Model, phase: str, batch: int, seq_len: int, precision: str
     seq_len : s, tokens per sequence (context length in decode), >= 1
     precision : element type of weights, activations and KV cache ("bf16", "fp8", ...)
     """
-    if phase not in PHASES:
-        raise ValueError(f"phase must be one of {PHASES}, got {phase!r}")
+    one_of("phase", phase, PHASES)
     for name, v in (("batch", batch), ("seq_len", seq_len)):
         if isinstance(v, bool) or not float(v).is_integer() or v < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {v!r}")

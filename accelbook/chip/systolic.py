@@ -45,6 +45,8 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from accelbook.checks import whole
+
 DATAFLOWS = ("os", "ws", "is")
 _MODE = {"os": 0, "ws": 1, "is": 2}
 MAX_TRACE_CYCLES = 20_000_000  # a trace is 4 int32 per cycle: 320 MB at this size
@@ -52,8 +54,7 @@ MAX_TRACE_CYCLES = 20_000_000  # a trace is 4 int32 per cycle: 320 MB at this si
 
 def _check(M, N, K, rows, cols, dataflow) -> None:
     for name, v in (("M", M), ("N", N), ("K", K), ("rows", rows), ("cols", cols)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a whole number >= 1, got {v!r}")
+        whole(name, v)
     if dataflow not in DATAFLOWS:
         raise ValueError(f"dataflow must be one of {DATAFLOWS} (output-, weight-, input-stationary), got {dataflow!r}")
 

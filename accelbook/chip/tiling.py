@@ -14,7 +14,7 @@ Worked number: 2048×2048×2048 on an H100 (132 SMs) with 128×128 tiles: 256 ti
 TPU. A matrix unit of ``R × C`` (128×128 on v5p, 256×256 on v6e) holds a ``K``-by-``N`` weight tile
 (weight stationary) and streams the ``M`` rows of A through it. η_pad = K·N / (⌈K/R⌉·R·⌈N/C⌉·C) is
 the padding loss; the full cycle count, fill and drain included, comes from the systolic model
-(:func:`accelbook.systolic.closed_form`), spread over the chip's ``n_mxu`` units in waves of folds.
+(:func:`accelbook.chip.systolic.closed_form`), spread over the chip's ``n_mxu`` units in waves of folds.
 
 These are shape losses only: a lower bound on waste. Memory bandwidth (the roofline) and
 instruction overheads come on top; notebook 02 says when each dominates.
@@ -64,9 +64,11 @@ def tpu_fold_efficiency(M, N, K, mxu, n_mxu):
     return M * N * K / (fold_cycles * waves * mxu * mxu * n_mxu)
 
 
-def gpu_gemm(M: int, N: int, K: int, sms: int = 132, tile_m: int = 128, tile_n: int = 128,
-             tile_k: int = 64) -> dict:
+def gpu_gemm(M: int, N: int, K: int, sms: int = 132, tile_m: int = GPU_TILE[0], tile_n: int = GPU_TILE[1],
+             tile_k: int = GPU_TILE[2]) -> dict:
     """Tile, K-slice and wave quantisation of a GEMM on a GPU; ``efficiency`` is their product.
+
+    The tile defaults are :data:`GPU_TILE`; the formulas are :func:`gpu_tile_factors`.
 
     Returns arch, tiles, waves, eta_pad (η_tile), eta_inner (η_k), eta_wave, efficiency.
     """
@@ -81,7 +83,7 @@ def gpu_gemm(M: int, N: int, K: int, sms: int = 132, tile_m: int = 128, tile_n: 
 def tpu_gemm(M: int, N: int, K: int, mxu: int = 128, n_mxu: int = 8) -> dict:
     """A GEMM on ``n_mxu`` weight-stationary ``mxu × mxu`` units: padding, pipeline and wave losses.
 
-    ``efficiency`` = M·N·K / (cycles_per_fold · waves · mxu²), where each unit takes folds in turn
+    ``efficiency`` = M·N·K / (cycles_per_fold · waves · mxu² · n_mxu), where each unit takes folds in turn
     (``waves = ⌈folds / n_mxu⌉``) and a fold lasts ``2R + M + C - 2`` cycles (preload, stream, drain),
     from the systolic model. ``eta_pad`` is the padding share alone, ``eta_inner`` the share of a
     fold spent streaming (M / fold cycles), ``eta_wave`` the busy share of the last wave of folds.
@@ -98,9 +100,10 @@ def tpu_gemm(M: int, N: int, K: int, mxu: int = 128, n_mxu: int = 8) -> dict:
             "eta_wave": eta_wave, "efficiency": M * N * K / (fold_cycles * waves * mxu * mxu * n_mxu)}
 
 
-def shape_sweep(dim: str, values, M: int, N: int, K: int, sms: int = 132, tile: int = 128,
+def shape_sweep(dim: str, values, M: int, N: int, K: int, sms: int = 132, tile: int = GPU_TILE[0],
                 mxu: int = 128, n_mxu: int = 8) -> pd.DataFrame:
-    """Efficiency of GPU and TPU as one dimension (``"M"``, ``"N"`` or ``"K"``) sweeps ``values``."""
+    """Efficiency of GPU and TPU as one dimension (``"M"``, ``"N"`` or ``"K"``) sweeps ``values``
+    (GPU: square ``tile × tile`` output tiles, the K slice of :data:`GPU_TILE`)."""
     if dim not in ("M", "N", "K"):
         raise ValueError(f"dim must be 'M', 'N' or 'K', got {dim!r}")
     rows = []

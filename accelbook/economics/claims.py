@@ -22,9 +22,9 @@ from typing import Any, Callable, Mapping
 import pandas as pd
 
 from accelbook.specs.chips import get_chip
-from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, read_table_file
+from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, lookup_source, read_table_file
 
-from . import implied_params, peak_flop_per_usd
+from .cost import implied_params, peak_flop_per_usd
 
 VERDICTS = ("supported", "not supported", "cannot tell")
 
@@ -170,6 +170,8 @@ def memory_per_group(chip_a, claimed_a_gb, chip_b, n_b, claimed_b):
 
 
 def load_claims(path: Path | str | None = None) -> tuple[Claim, ...]:
+    """Read a claims TOML file (default ``data/claims.toml``): each ``[id]`` names a check of this
+    module, its ``params`` and the ``evidence`` (ids in ``data/sources.toml``)."""
     path = Path(path) if path is not None else DATA_DIR / "claims.toml"
     raw = read_table_file(path)
     sources = load_sources()
@@ -180,14 +182,14 @@ def load_claims(path: Path | str | None = None) -> tuple[Claim, ...]:
         if e["check"] not in _CHECKS:
             raise CatalogueError(path, cid, "check", f"no check named {e['check']!r}; have {sorted(_CHECKS)}")
         for sid in e["evidence"]:
-            if sid not in sources:
-                raise CatalogueError(path, cid, "evidence", f"source {sid!r} is not in sources.toml")
+            lookup_source(path, cid, "evidence", sid, sources)
         out.append(Claim(cid, e["claim"], e["origin"], e["published"], tuple(e["evidence"]), e["check"],
                          dict(e["params"])))
     return tuple(out)
 
 
 def evaluate(claim: Claim) -> Verdict:
+    """Run the claim's check on its own numbers: what the model says, the verdict and why."""
     says, verdict, reason, nums = _CHECKS[claim.check](**claim.params)
     assert verdict in VERDICTS
     return Verdict(claim, says, verdict, reason, nums)

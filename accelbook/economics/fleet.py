@@ -1,12 +1,14 @@
 """The hybrid fleet: which workload runs on which hardware, at least cost.
 
-Workloads (pre-training, fine-tuning, batch inference, interactive inference with a per-user speed
-target, research) need tokens per month; hardware pools (GPU, TPU, LPU, other ASIC) have a number
+Workloads (:class:`FleetWorkload`: pre-training, fine-tuning, batch inference, interactive inference
+with a per-user speed target, research) need tokens per month; hardware pools (:class:`Pool`: GPU,
+TPU, LPU, other ASIC) have a number
 of chips, a cost per chip-hour and, for each workload, a rate in tokens/s per chip (0 = cannot run
 it, or cannot meet its latency target). The placement is a linear programme solved by HiGHS
 (``scipy.optimize.linprog``): chip-hours ``x[w, p] ≥ 0`` minimising ``Σ cost_p · x[w, p]`` subject
 to ``Σ_p rate[w, p] · 3600 · x[w, p] ≥ demand_w`` for every workload and ``Σ_w x[w, p] ≤ chips_p ·
-730`` hours a month for every pool. A strategy is a set of allowed (workload, pool) pairs.
+730`` hours a month for every pool (:func:`place` returns a :class:`FleetPlacement`). A strategy
+is a set of allowed (workload, pool) pairs.
 
 Rates come from the models (:func:`default_rates`): training tokens/s per chip from the layout
 search on 1,024 chips (:mod:`accelbook.training`), inference tokens/s per chip from the best layout
@@ -19,18 +21,22 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+
+from accelbook.checks import one_of, positive, whole
 
 HOURS_PER_MONTH = 730.0
 KINDS = ("pretrain", "finetune", "batch_inference", "interactive", "research")
 
 
 @dataclass(frozen=True)
-class Workload:
+class FleetWorkload:
+    """A workload of the fleet: its kind (one of :data:`KINDS`), the model it runs, its demand in
+    tokens per month and, for interactive serving, the per-user speed it must meet (tokens/s)."""
+
     name: str
     kind: str
     model: str
@@ -38,16 +44,15 @@ class Workload:
     min_tokens_per_s_per_user: float = 0.0     # interactive: the per-user speed target
 
     def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"workload kind must be one of {KINDS}, got {self.kind!r}")
+        one_of("workload kind", self.kind, KINDS)
         for f in ("tokens_per_month", "min_tokens_per_s_per_user"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not (isinstance(v, numbers.Real) and math.isfinite(v) and v >= 0):
-                raise ValueError(f"{self.name}: {f} must be a finite number >= 0, got {v!r}")
+            positive(f"{self.name}: {f}", getattr(self, f), allow_zero=True)
 
 
 @dataclass(frozen=True)
 class Pool:
+    """A pool of ``chips`` chips of one kind (a catalogue id) at a price per chip-hour (USD)."""
+
     name: str
     chip: str
     chips: int
@@ -55,12 +60,9 @@ class Pool:
     group: int = 8          # chips that serve one inference replica group (8-GPU server; LPUs: as many as hold the model)
 
     def __post_init__(self):
-        if isinstance(self.chips, bool) or not isinstance(self.chips, numbers.Integral) or self.chips < 0:
-            raise ValueError(f"{self.name}: chips must be a whole number >= 0, got {self.chips!r}")
-        if isinstance(self.usd_per_chip_hour, bool) or not (isinstance(self.usd_per_chip_hour, numbers.Real)
-                                                            and math.isfinite(self.usd_per_chip_hour)
-                                                            and self.usd_per_chip_hour > 0):
-            raise ValueError(f"{self.name}: usd_per_chip_hour must be > 0, got {self.usd_per_chip_hour!r}")
+        whole(f"{self.name}: chips", self.chips, lo=0)
+        positive(f"{self.name}: usd_per_chip_hour", self.usd_per_chip_hour)
+        whole(f"{self.name}: group", self.group)
 
 
 @functools.lru_cache(maxsize=256)
@@ -95,14 +97,17 @@ def default_rates(workloads, pools) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class Placement:
+class FleetPlacement:
+    """The least-cost placement: feasible or not, its cost per month (USD; inf if infeasible), the
+    chip-hours per month of each workload on each pool, and why not (when infeasible)."""
+
     feasible: bool
     usd_per_month: float
     hours: pd.DataFrame = field(repr=False)        # workload x pool chip-hours per month
     message: str = ""
 
 
-def place(workloads, pools, rates: pd.DataFrame | None = None, allowed=None) -> Placement:
+def place(workloads, pools, rates: pd.DataFrame | None = None, allowed=None) -> FleetPlacement:
     """Least-cost placement (module docstring). ``allowed``: a set of (workload name, pool name)
     pairs (None = all); ``rates``: from :func:`default_rates` unless given."""
     from scipy.optimize import linprog
@@ -120,10 +125,10 @@ def place(workloads, pools, rates: pd.DataFrame | None = None, allowed=None) -> 
     idx = [(i, j) for i in range(W) for j in range(P) if ok[i, j]]
     unserved = [workloads[i].name for i in range(W) if workloads[i].tokens_per_month > 0 and not ok[i].any()]
     if unserved:
-        return Placement(False, math.inf, pd.DataFrame(),
+        return FleetPlacement(False, math.inf, pd.DataFrame(),
                          f"no allowed pool can run {', '.join(unserved)} (or meet its latency target)")
     if not idx:   # nothing to place, and (checked above) no demand that needed a pool
-        return Placement(True, 0.0, pd.DataFrame(0.0, index=[w.name for w in workloads],
+        return FleetPlacement(True, 0.0, pd.DataFrame(0.0, index=[w.name for w in workloads],
                                                  columns=[p.name for p in pools]), "")
     cost = np.array([pools[j].usd_per_chip_hour for i, j in idx])
     A_ub, b_ub = [], []
@@ -135,23 +140,23 @@ def place(workloads, pools, rates: pd.DataFrame | None = None, allowed=None) -> 
         b_ub.append(pools[j].chips * HOURS_PER_MONTH)
     res = linprog(cost, A_ub=np.array(A_ub), b_ub=np.array(b_ub), bounds=(0, None), method="highs")
     if res.status != 0:
-        return Placement(False, math.inf, pd.DataFrame(),
+        return FleetPlacement(False, math.inf, pd.DataFrame(),
                          "not enough capacity in the allowed pools for the demand" if res.status == 2 else res.message)
     hours = np.zeros((W, P))
     for (i, j), v in zip(idx, res.x):
         hours[i, j] = v
     df = pd.DataFrame(hours, index=[w.name for w in workloads], columns=[p.name for p in pools])
-    return Placement(True, float(res.fun), df, "")
+    return FleetPlacement(True, float(res.fun), df, "")
 
 
 def example_fleet(interactive_target: float = 100.0, scale: float = 1.0):
     """The articles' fleet: pre-training, fine-tuning, batch and interactive inference and research,
     on a GPU pool (rented H100), a TPU pool (v5p) and an LPU pool (LP30 racks, price an estimate)."""
-    ws = [Workload("pre-training", "pretrain", "llama-3.1-70b", 1.0e12 * scale),
-          Workload("fine-tuning", "finetune", "llama-3.1-8b", 0.2e12 * scale),
-          Workload("batch inference", "batch_inference", "llama-3.1-70b", 2.0e12 * scale),
-          Workload("interactive inference", "interactive", "llama-3.1-70b", 0.5e12 * scale, interactive_target),
-          Workload("research", "research", "llama-3.1-8b", 0.05e12 * scale)]
+    ws = [FleetWorkload("pre-training", "pretrain", "llama-3.1-70b", 1.0e12 * scale),
+          FleetWorkload("fine-tuning", "finetune", "llama-3.1-8b", 0.2e12 * scale),
+          FleetWorkload("batch inference", "batch_inference", "llama-3.1-70b", 2.0e12 * scale),
+          FleetWorkload("interactive inference", "interactive", "llama-3.1-70b", 0.5e12 * scale, interactive_target),
+          FleetWorkload("research", "research", "llama-3.1-8b", 0.05e12 * scale)]
     ps = [Pool("GPU (H100)", "h100", 4096, 10.8), Pool("TPU (v5p)", "tpu-v5p", 4096, 4.2),
           Pool("LPU (LP30)", "groq-lp30", 4096, 3.0, group=256)]
     return ws, ps

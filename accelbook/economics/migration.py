@@ -20,21 +20,19 @@ the volume grows). The verdict names the question that fails first.
 from __future__ import annotations
 
 import math
-import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-
-def _num(name, v, lo=0.0, hi=math.inf) -> float:
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or not lo <= v <= hi:
-        raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {v!r}")
-    return float(v)
+from accelbook.checks import real, whole
 
 
 @dataclass(frozen=True)
 class Migration:
+    """The calculator's inputs (module docstring): costs in USD per million tokens, volume in million
+    tokens per month, the port's cost in engineer-months and USD, times in whole months."""
+
     usd_per_m_tokens_old: float       # current cost per million tokens
     usd_per_m_tokens_new: float       # on the new hardware
     volume_m_tokens_per_month: float  # V0, million tokens per month
@@ -51,14 +49,12 @@ class Migration:
     def __post_init__(self):
         for f in ("usd_per_m_tokens_old", "usd_per_m_tokens_new", "volume_m_tokens_per_month", "engineer_months",
                   "usd_per_engineer_month", "validation_usd", "tooling_usd"):
-            _num(f, getattr(self, f))
-        _num("growth_per_month", self.growth_per_month, -0.5, 2.0)
-        _num("churn_per_month", self.churn_per_month, 0.0, 1.0)
-        _num("rework_share", self.rework_share, 0.0, 10.0)
-        for f in ("port_months", "horizon_months"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < (0 if f == "port_months" else 1):
-                raise ValueError(f"{f} must be a whole number of months, got {v!r}")
+            real(f, getattr(self, f))
+        real("growth_per_month", self.growth_per_month, -0.5, 2.0)
+        real("churn_per_month", self.churn_per_month, 0.0, 1.0)
+        real("rework_share", self.rework_share, 0.0, 10.0)
+        whole("port_months", self.port_months, lo=0)
+        whole("horizon_months", self.horizon_months, lo=1)
 
     @property
     def port_cost_usd(self) -> float:
@@ -93,8 +89,6 @@ def break_even_volume(m: Migration) -> float:
     ``inf`` if no volume does (the new hardware is not cheaper per token)."""
     if m.usd_per_m_tokens_new >= m.usd_per_m_tokens_old:
         return math.inf
-    from dataclasses import replace
-
     lo, hi = 0.0, max(1.0, m.volume_m_tokens_per_month)
     while payback_months(replace(m, volume_m_tokens_per_month=hi)) == math.inf:
         hi *= 2

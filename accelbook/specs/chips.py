@@ -3,7 +3,8 @@
 A chip is described by what bounds its speed: dense peak FLOP/s per precision, memory capacity
 and bandwidth (HBM, or on-chip SRAM for chips without HBM such as Groq's LPU and Cerebras' WSE),
 chip-to-chip links, the scale-up domain, the matrix-unit shape, power and price. Values are SI
-(FLOP/s, bytes, bytes/s, s, W, USD/s) and each carries a :class:`~accelbook.catalogue.Provenance`.
+(FLOP/s, bytes, bytes/s, s, W, USD/s) and each carries a :class:`~accelbook.specs.loader.Provenance`.
+:data:`MEMORY_RESERVE` is the share of HBM every model keeps free for the runtime.
 
 Data: ``data/chips.toml`` (schema in its header); sources in ``data/sources.toml``.
 """
@@ -12,13 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
 import pandas as pd
+
+from accelbook.checks import positive
 
 from .loader import (
     DATA_DIR,
@@ -173,8 +175,8 @@ class Chip:
         numeric = {f for f in fields if f.endswith(("_bytes", "_per_s", "_w", "_s", "_chips"))
                    and not f.startswith("peak_")}
         for k, v in changes.items():
-            if k in numeric and v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{k} must be > 0 and finite, got {v!r}")
+            if k in numeric and v is not None:
+                positive(k, v)
         prov = dict(self.provenance)
         source = Source(f"what-if:{label}", f"what-if: {label}", "", "", "what-if")
         for key in ("peak_dense_flop_s", "peak_sparse_flop_s"):
@@ -183,8 +185,7 @@ class Chip:
                 for prec, v in peaks.items():
                     if prec not in PRECISIONS:
                         raise ValueError(f"unknown precision {prec!r} in {key}")
-                    if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                        raise ValueError(f"{key}[{prec!r}] must be > 0 and finite (FLOP/s), got {v!r}")
+                    positive(f"{key}[{prec!r}]", v)
                     prov[f"{key.removesuffix('_flop_s')}_{prec}"] = Provenance(source, "")
                 changes[key] = MappingProxyType(peaks)
         if "scale_up_chips" in changes and changes["scale_up_chips"] is not None:

@@ -16,12 +16,13 @@ Measured matrix-unit efficiency lives beside, in :mod:`accelbook.specs.efficienc
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
+from accelbook.checks import positive
 from accelbook.network.geometry import torus_axes
 
 from .chips import Chip, base_id, get_chip
@@ -82,14 +83,11 @@ class Cluster:
             * self.domain_efficiency
 
     def with_changes(self, **changes) -> "Cluster":
-        """A what-if copy ("what if the NIC were 800 Gb/s?"): SI field values, checked > 0."""
-        import dataclasses
-
+        """A what-if copy ("what if the NIC were 800 Gb/s?"): SI field values, checked >= 0."""
         for k, v in changes.items():
             if k not in _FIELDS:
                 raise ValueError(f"unknown cluster field {k!r}; use one of {', '.join(sorted(_FIELDS))}")
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-                raise ValueError(f"{k} must be a finite number >= 0, got {v!r}")
+            positive(k, v, allow_zero=True)
         return dataclasses.replace(self, id=self.id + "*", name=self.name + " (what-if)", **changes)
 
 
@@ -117,9 +115,8 @@ def _clusters() -> Mapping[str, Cluster]:
             vals[name] = int(vals[name])
         if vals["torus_dims"] not in (0, 2, 3):
             raise CatalogueError(path, cid, "domain_torus_dims", "must be 0 (switched), 2 or 3")
-        get_chip(e["chip"])  # a clear error if the chip id is unknown
-        out[cid] = Cluster(id=cid, name=e["name"], chip_id=get_chip(e["chip"]).id, provenance=MappingProxyType(prov),
-                           **vals)
+        chip = get_chip(e["chip"])  # a clear error if the chip id is unknown
+        out[cid] = Cluster(id=cid, name=e["name"], chip_id=chip.id, provenance=MappingProxyType(prov), **vals)
     return MappingProxyType(out)
 
 

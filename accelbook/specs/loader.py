@@ -14,8 +14,12 @@ address, date, kind), and optional fields say more:
 - ``alt``: other published values that disagree, each ``{ value, src, note }``. Disagreements
   are recorded, not hidden: the notebooks show them.
 
-This module knows units and provenance; it does not know what a chip or a model is. ``chip.py``
-and ``llm.py`` declare their key sets and call :func:`read_table_file`.
+This module knows units and provenance; it does not know what a chip or a model is. Every TOML file
+of the package is read through it: the spec modules (:mod:`.chips`, :mod:`.models`, :mod:`.clusters`,
+:mod:`.fabrics`, :mod:`.efficiency`) and the models' own files (chip design, TCO, published runs,
+claims) declare their key sets, read with :func:`read_table_file`, check the keys with
+:func:`check_keys`, turn ``{value, src}`` tables into SI with :func:`parse_quantity` and resolve a
+bare source id with :func:`lookup_source`. Errors are :class:`CatalogueError`, naming file, entry and key.
 """
 
 from __future__ import annotations
@@ -179,7 +183,10 @@ def read_table_file(path: Path | str) -> dict[str, dict[str, Any]]:
     return raw
 
 
-def check_keys(path, entry_name, entry: Mapping[str, Any], required: set[str], optional: set[str]):
+def check_keys(path, entry_name, entry: Mapping[str, Any], required: set[str], optional: set[str]) -> None:
+    """Check that ``entry`` (a table of ``path``) has every ``required`` key and no key outside
+    ``required | optional``; else a :class:`CatalogueError` naming the key (and, for an unknown key,
+    the closest known ones). ``entry_name`` is None for a file's top level."""
     missing = sorted(required - entry.keys())
     if missing:
         raise CatalogueError(path, entry_name, missing[0], "required key is missing")
@@ -258,6 +265,8 @@ def _number(path, entry_name, key, value, *, positive: bool, allow_zero: bool) -
 
 
 def lookup_source(path, entry_name, key, sid, sources: Mapping[str, Source]) -> Source:
+    """The :class:`Source` with id ``sid``; a :class:`CatalogueError` naming ``path``, ``entry_name`` and
+    ``key`` (and the closest ids) if ``sources`` has none."""
     if not isinstance(sid, str) or sid not in sources:
         hint = _closest(str(sid), sources.keys())
         raise CatalogueError(
@@ -318,6 +327,7 @@ class Catalogue:
         return cls(what, tuple(items), MappingProxyType(index))
 
     def get(self, name: str):
+        """The entry called ``name`` (id, name or alias, forgivingly); :class:`UnknownNameError` if none."""
         iid = lookup(name, self.index, self.what, {i.id: i.name for i in self.items})
         return next(i for i in self.items if i.id == iid)
 

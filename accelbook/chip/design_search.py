@@ -1,0 +1,125 @@
+"""Searching the chip-design space: every fitting split on a grid, the best one per workload, and
+the training/decode specialists against one compromise (the direction of Google's TPU 8t and 8i).
+
+The grid steps matrix and SRAM area in absolute ``grid_mm2`` steps (so a larger budget's grid
+contains a smaller one's) over every HBM stack count the die edge allows, with the I/O area held
+fixed. Ties go to the lower full power, then the smaller area. Each split is evaluated by the same
+vectorised model as a single design (:func:`accelbook.chip.design_die.throughput`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from accelbook.checks import positive
+
+from .design_die import Design, components, design, throughput
+from .design_params import Params, builtin_params
+from .design_workloads import DecodeWorkload, TrainingWorkload, need
+
+
+def _grid(p: Params, area_mm2: float, power_w: float, grid_mm2: float, io_mm2: float):
+    """Every fitting split on a grid of ``grid_mm2`` steps (absolute, so a larger budget's grid
+    contains a smaller one's), all stack counts the die edge allows."""
+    steps = np.arange(0.0, area_mm2 + 1e-9, grid_mm2)
+    max_stacks = int(4 * math.sqrt(area_mm2) // p.hbm_shoreline_mm)
+    M, S, N = np.meshgrid(steps, steps, np.arange(max_stacks + 1), indexing="ij")
+    M, S, N = M.ravel(), S.ravel(), N.ravel()
+    comp = components(p, M, S, N, io_mm2)
+    ok = ((comp["area_mm2"] <= area_mm2 * (1 + 1e-12)) & (comp["shoreline_mm"] <= comp["perimeter_mm"] * (1 + 1e-12))
+          & (M > 0))
+    comp = {k: np.broadcast_to(v, M.shape)[ok] for k, v in comp.items()}
+    return M[ok], S[ok], N[ok], comp
+
+
+def _budgets(p, area_mm2, power_w, grid_mm2, io_mm2):
+    A = p.area_mm2 if area_mm2 is None else positive("area_mm2", area_mm2)
+    P = p.power_w if power_w is None else positive("power_w", power_w)
+    g = positive("grid_mm2", grid_mm2)
+    io = p.h100_split["io_mm2"] if io_mm2 is None else positive("io_mm2", io_mm2, allow_zero=True)
+    return A, P, g, io
+
+
+def sweep(workloads, area_mm2: float | None = None, power_w: float | None = None, grid_mm2: float = 10.0,
+          io_mm2: float | None = None, params: Params | None = None) -> pd.DataFrame:
+    """Evaluate every fitting split of the grid on each workload: one row per split, one
+    ``<name>_tokens_per_s_per_chip`` and ``<name>_limit`` column per workload. ``io_mm2`` is held
+    fixed (default: the H100 split's)."""
+    p = params if params is not None else builtin_params()
+    A, P, g, io = _budgets(p, area_mm2, power_w, grid_mm2, io_mm2)
+    ws = workloads if isinstance(workloads, (list, tuple)) else [workloads]
+    M, S, N, comp = _grid(p, A, P, g, io)
+    df = pd.DataFrame({
+        "matrix_mm2": M, "sram_mm2": S, "n_hbm_stacks": N.astype(int), "io_mm2": io, "area_mm2": comp["area_mm2"],
+        "peak_flop_s": comp["peak_flop_s"], "sram_bytes": comp["sram_bytes"], "hbm_bytes": comp["hbm_bytes"],
+        "hbm_bw_bytes_per_s": comp["hbm_bw_bytes_per_s"], "full_power_w": comp["full_power_w"],
+    })
+    for w in ws:
+        r = throughput(p, comp, need(w, p), P)
+        df[f"{w.name}_tokens_per_s_per_chip"] = r["tokens_per_s_per_chip"]
+        df[f"{w.name}_limit"] = r["limit"]
+        df[f"{w.name}_power_w"] = r["power_w"]
+        df[f"{w.name}_clock"] = r["clock"]
+    return df
+
+
+def _pick(df: pd.DataFrame, score: np.ndarray) -> int:
+    """Row with the best score; ties go to the lower full power, then the smaller area."""
+    order = np.lexsort((df["area_mm2"].to_numpy(), df["full_power_w"].to_numpy(), -score))
+    return int(order[0])
+
+
+def _row_design(row, p, A, P) -> Design:
+    return design(float(row["matrix_mm2"]), float(row["sram_mm2"]), int(row["n_hbm_stacks"]), float(row["io_mm2"]),
+                  p, area_mm2=A, power_w=P)
+
+
+def best_design(workload: TrainingWorkload | DecodeWorkload, area_mm2: float | None = None,
+                power_w: float | None = None, grid_mm2: float = 10.0, io_mm2: float | None = None,
+                params: Params | None = None) -> tuple[Design, pd.DataFrame]:
+    """The split with the highest tokens/s per chip on ``workload``, and the table of all fitting
+    splits (sorted best first). Grid: matrix and SRAM in ``grid_mm2`` steps, every stack count."""
+    p = params if params is not None else builtin_params()
+    need(workload, p)  # validates the workload first
+    A, P, _, _ = _budgets(p, area_mm2, power_w, grid_mm2, io_mm2)
+    df = sweep([workload], area_mm2, power_w, grid_mm2, io_mm2, p)
+    if df.empty:
+        raise ValueError(f"area_mm2={A} leaves no room for any design (uncore {p.uncore_mm2} mm² + I/O)")
+    col = f"{workload.name}_tokens_per_s_per_chip"
+    best = df.iloc[_pick(df, df[col].to_numpy())]
+    table = df.sort_values(col, ascending=False, kind="stable", ignore_index=True)
+    return _row_design(best, p, A, P), table
+
+
+def compare_8t_8i(training: TrainingWorkload | None = None, decode: DecodeWorkload | None = None,
+                  area_mm2: float | None = None, power_w: float | None = None, grid_mm2: float = 10.0,
+                  io_mm2: float | None = None, params: Params | None = None) -> pd.DataFrame:
+    """The training optimum, the decode optimum and the best single compromise (highest geometric
+    mean of the two throughputs, each relative to its specialist) on the same grid, plus Google's
+    TPU 8t / 8i stack counts and SRAM for the direction. Columns: matrix_mm2, sram_mb,
+    n_hbm_stacks, training/decode tokens/s per chip and each as a share of the specialist's."""
+    p = params if params is not None else builtin_params()
+    training, decode = training or TrainingWorkload(), decode or DecodeWorkload()
+    A, P, _, _ = _budgets(p, area_mm2, power_w, grid_mm2, io_mm2)
+    df = sweep([training, decode], area_mm2, power_w, grid_mm2, io_mm2, p)
+    t, d = df["training_tokens_per_s_per_chip"].to_numpy(), df["decode_tokens_per_s_per_chip"].to_numpy()
+    it, id_ = _pick(df, t), _pick(df, d)
+    if t[it] <= 0 or d[id_] <= 0:
+        raise ValueError("no design on this grid runs both workloads (memory capacity or power); "
+                         "raise area_mm2 or power_w, or shard the workloads over more chips")
+    ic = _pick(df, np.sqrt((t / t[it]) * (d / d[id_])))
+    rows = []
+    for label, i in (("training optimum (8t-like)", it), ("decode optimum (8i-like)", id_), ("compromise", ic)):
+        r = df.iloc[i]
+        rows.append({"design": label, "matrix_mm2": r["matrix_mm2"], "sram_mb": r["sram_bytes"] / 1e6,
+                     "n_hbm_stacks": int(r["n_hbm_stacks"]), "peak_tflop_s": r["peak_flop_s"] / 1e12,
+                     "training_tokens_per_s_per_chip": t[i], "decode_tokens_per_s_per_chip": d[i],
+                     "training_vs_best": t[i] / t[it], "decode_vs_best": d[i] / d[id_],
+                     "training_limit": r["training_limit"], "decode_limit": r["decode_limit"]})
+    for label, pre in (("TPU 8t (published)", "t"), ("TPU 8i (published)", "i")):
+        rows.append({"design": label, "n_hbm_stacks": int(p.tpu8[f"{pre}_hbm_stacks"]),
+                     "sram_mb": p.tpu8[f"{pre}_sram_mb"]})
+    return pd.DataFrame(rows)

@@ -1,0 +1,136 @@
+"""Training throughput and what it costs: tokens/s per chip, USD per token, price-performance.
+
+Model FLOPs utilisation (MFU, PaLM arXiv:2204.02311 App. B) is the fraction of a chip's peak
+that the model's own FLOPs use:
+
+    MFU = tokens_per_s · C_train / P,   so   tokens_per_s = MFU · P / C_train
+
+with ``C_train`` the training FLOPs per token (:meth:`Model.flops_per_token`, 6N + 12·L·H·d_h·s)
+and ``P`` the dense peak at the training precision. The cost of a token is the chip's price per
+second over its token rate:
+
+    USD_per_token = price_usd_per_s / tokens_per_s
+
+Worked number: Llama 3.1 70B at s = 4096 needs C_train = 4.49e11 FLOP/token; on an H100 at 40 %
+MFU that is 0.40 · 989.4e12 / 4.49e11 = 881 tokens/s; at USD 10.8/h = 3.0e-3 USD/s this is
+3.0e-3 / 881 · 1e6 = USD 3.41 per million tokens.
+
+Here MFU is an input (a slider). Predicting MFU from the parallel layout is the training model's
+job; this module only turns an MFU into tokens and dollars, and back. :func:`flop_accounting_table`
+says which FLOPs-per-token convention each published run (``data/published_runs.toml``) counted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from accelbook.checks import fraction, positive
+from accelbook.specs.chips import Chip, get_chip
+from accelbook.specs.loader import DATA_DIR, check_keys, load_sources, lookup_source, read_table_file
+from accelbook.specs.models import Model, get_model
+
+
+def _mfu(mfu: float) -> float:
+    return fraction("mfu", mfu, zero_ok=False)
+
+
+def _price(chip: Chip, price_usd_per_hour: float | None) -> float:
+    """USD per chip-second: the override if given, else the catalogue's list price."""
+    if price_usd_per_hour is not None:
+        return positive("price_usd_per_hour", price_usd_per_hour) / 3600.0
+    if chip.price_usd_per_s is None:
+        raise ValueError(f"{chip.name} has no published price per chip-hour; give one")
+    return chip.price_usd_per_s
+
+
+def training_tokens_per_s(model: Model, chip: Chip, mfu: float, seq_len: int = 4096,
+                          precision: str = "bf16") -> float:
+    """Training tokens/s per chip: ``MFU · P / C_train`` (tokens/s)."""
+    return _mfu(mfu) * chip.peak_flop_s(precision) / model.flops_per_token(seq_len, training=True)
+
+
+def implied_mfu(tokens_per_s: float, model: Model, chip: Chip, seq_len: int = 4096,
+                precision: str = "bf16") -> float:
+    """MFU implied by a measured training rate: ``tokens_per_s · C_train / P``."""
+    tokens_per_s = positive("tokens_per_s", tokens_per_s)
+    return tokens_per_s * model.flops_per_token(seq_len, training=True) / chip.peak_flop_s(precision)
+
+
+def implied_params(tokens_per_s: float, mfu: float, chip: Chip, precision: str = "bf16") -> float:
+    """Parameters N that a (tokens/s, MFU) pair implies on ``chip`` with C ≈ 6N: ``MFU·P / (6·tokens/s)``."""
+    tokens_per_s = positive("tokens_per_s", tokens_per_s)
+    return _mfu(mfu) * chip.peak_flop_s(precision) / (6.0 * tokens_per_s)
+
+
+def usd_per_token(tokens_per_s: float, chip: Chip, price_usd_per_hour: float | None = None) -> float:
+    """USD per token: ``price_usd_per_s / tokens_per_s``."""
+    tokens_per_s = positive("tokens_per_s", tokens_per_s)
+    return _price(chip, price_usd_per_hour) / tokens_per_s
+
+
+def peak_flop_per_usd(chip: Chip, precision: str = "bf16", price_usd_per_hour: float | None = None) -> float:
+    """Peak FLOPs bought per dollar: ``P / price_usd_per_s`` (FLOP/USD). Price-performance at MFU = 1."""
+    return chip.peak_flop_s(precision) / _price(chip, price_usd_per_hour)
+
+
+def training_cost_table(model: Model, chips: list[Chip], mfu: float, seq_len: int = 4096,
+                        precision: str = "bf16", price_scale: float = 1.0,
+                        train_tokens: float = 1e12) -> tuple[pd.DataFrame, list[str]]:
+    """Tokens/s per chip, USD per million tokens and chip-hours to train ``train_tokens`` tokens.
+
+    Chips without a published price or peak at ``precision`` are left out; their names and the
+    reason come back as the second element so a notebook can say so.
+    """
+    positive("price_scale", price_scale)
+    positive("train_tokens", train_tokens)
+    rows, skipped = [], []
+    for chip in chips:
+        if precision not in chip.peak_dense_flop_s:
+            skipped.append(f"{chip.name}: no published dense {precision} peak")
+            continue
+        if chip.price_usd_per_s is None:
+            skipped.append(f"{chip.name}: no published price")
+            continue
+        tps = training_tokens_per_s(model, chip, mfu, seq_len, precision)
+        price_h = chip.price_usd_per_hour * price_scale
+        usd_tok = usd_per_token(tps, chip, price_h)
+        chip_s = train_tokens / tps
+        rows.append({
+            "chip": chip.name, "kind": chip.kind, "tokens_per_s_per_chip": tps,
+            "usd_per_million_tokens": usd_tok * 1e6, "price_usd_per_hour": price_h,
+            "chip_hours": chip_s / 3600.0, "train_cost_usd": usd_tok * train_tokens,
+            "peak_flop_per_usd": peak_flop_per_usd(chip, precision, price_h),
+        })
+    return pd.DataFrame(rows), skipped
+
+
+def flop_accounting_table(path=None) -> pd.DataFrame:
+    """Which FLOPs-per-token convention does each published report use?
+
+    For reports that give both model TFLOP/s and tokens/s per chip, the FLOPs per token they
+    counted is ``C_reported = TFLOP/s / tokens/s``. It is compared with accelbook's ``C_train``
+    counted two ways: full attention (PaLM's 6N + 12·L·H·d_h·s) and causal attention (half the
+    attention term). The convention whose error is smaller is the report's. MFU figures from
+    reports with different conventions are not comparable until converted.
+    """
+    path = Path(path) if path is not None else DATA_DIR / "published_runs.toml"
+    sources = load_sources()
+    rows = []
+    for rid, e in read_table_file(path).items():
+        check_keys(path, rid, e, required={"model", "chip", "seq_len", "reported_model_tflop_s",
+                                            "reported_tokens_per_s", "src"}, optional={"note"})
+        m, c = get_model(e["model"]), get_chip(e["chip"])
+        c_rep = e["reported_model_tflop_s"] * 1e12 / e["reported_tokens_per_s"]
+        full = m.flops_per_token(e["seq_len"], training=True)
+        causal = m.flops_per_token(e["seq_len"], training=True, causal=True)
+        err_full, err_causal = full / c_rep - 1, causal / c_rep - 1
+        rows.append({
+            "run": rid, "model": m.name, "chip": c.name, "seq_len": e["seq_len"],
+            "reported_flop_per_token": c_rep, "full_attention_flop_per_token": full,
+            "causal_flop_per_token": causal, "error_full": err_full, "error_causal": err_causal,
+            "convention": "causal" if abs(err_causal) < abs(err_full) else "full attention",
+            "source": lookup_source(path, rid, "src", e["src"], sources).title,
+        })
+    return pd.DataFrame(rows)
