@@ -502,3 +502,20 @@ def test_why_not_fit_explains():
     assert not over.fits and f"at most batch {ok.max_batch_size}" in over.why_not_fit()
     weights = I.estimate("llama-3.1-405b", "h100", 1, 1, 128, 128, "bf16")
     assert weights.max_batch_size == 0 and "weights alone" in weights.why_not_fit()
+
+
+def test_usable_memory_is_the_shared_reserve_and_sram_keeps_all():
+    from accelbook.specs.chips import MEMORY_RESERVE, usable_memory_bytes
+
+    assert MEMORY_RESERVE == pytest.approx(1 - HBM_USABLE)
+    assert I.usable_bytes(get_chip("h100")) == usable_memory_bytes(H100_HBM)
+    assert I.usable_bytes(get_chip("groq-lpu-v1")) == LPU_SRAM
+    e = I.estimate("llama-3.1-8b", "h100", 1, 1, 128, 128)
+    assert e.memory_capacity_bytes == I.usable_bytes(get_chip("h100"))
+
+
+def test_peak_falls_back_to_the_nearest_published_precision():
+    h100 = get_chip("h100")
+    assert "fp4" not in h100.peak_dense_flop_s
+    assert I.nearest_peak_flop_s(h100, "fp4") == h100.peak_dense_flop_s["fp8"]
+    assert I.nearest_peak_flop_s(h100, "bf16") == h100.peak_dense_flop_s["bf16"]

@@ -99,7 +99,7 @@ def test_kernel_equals_reference_random(case):
 
 # -- 2. single requests by hand ------------------------------------------------------------------------------
 def one(prompt, output, at=0.0):
-    return sv.Workload(np.array([at]), np.array([prompt]), np.array([output]))
+    return sv.ServingWorkload(np.array([at]), np.array([prompt]), np.array([output]))
 
 
 def test_one_request_ttft_is_its_prefill_and_tbt_is_a_batch_of_one():
@@ -128,7 +128,7 @@ def test_single_token_request_finishes_at_its_first_token():
 
 def test_prefill_and_decode_share_an_iteration():
     # B arrives while A decodes: the iteration that prefills B also decodes A, and costs both terms
-    w = sv.Workload(np.array([0.0, 0.0101]), np.array([100, 200]), np.array([10, 3]))
+    w = sv.ServingWorkload(np.array([0.0, 0.0101]), np.array([100, 200]), np.array([10, 3]))
     r = sv.simulate(w, REAL)
     it = r.iterations
     both = it[(it["decoding"] > 0) & (it["prefill_tokens"] > 0)]
@@ -330,7 +330,7 @@ def test_bad_workload_arguments_name_themselves(bad, name):
 ])
 def test_bad_workload_arrays_name_themselves(arrays, name):
     with pytest.raises(ValueError, match=name):
-        sv.Workload(*(np.array(a) for a in arrays))
+        sv.ServingWorkload(*(np.array(a) for a in arrays))
 
 
 @pytest.mark.parametrize("kw,name", [
@@ -348,11 +348,11 @@ def test_bad_simulate_arguments_name_themselves(kw, name):
 
 
 def test_a_request_that_never_fits_is_an_error_up_front():
-    w = sv.Workload(np.array([0.0, 1.0]), np.array([100, 1000]), np.array([10, 600]))
+    w = sv.ServingWorkload(np.array([0.0, 1.0]), np.array([100, 1000]), np.array([10, 600]))
     with pytest.raises(ValueError, match="max_kv_tokens.*request 1"):
         sv.simulate(w, TIGHT)
     with pytest.raises(ValueError, match="prefill_cost.max_kv_tokens"):
-        sv.simulate(sv.Workload(np.array([0.0]), np.array([2000]), np.array([1])), TIGHT, disaggregated=True)
+        sv.simulate(sv.ServingWorkload(np.array([0.0]), np.array([2000]), np.array([1])), TIGHT, disaggregated=True)
     with pytest.raises(ValueError, match="workload"):
         sv.simulate({"arrival_s": [0.0]}, REAL)
     with pytest.raises(ValueError, match="cost"):
@@ -367,3 +367,22 @@ def test_bad_slo_and_sweep_arguments():
         r.goodput(1.0, float("nan"))
     with pytest.raises(ValueError, match="rates"):
         sv.load_sweep(REAL, [1.0, -2.0])
+
+
+def test_public_paths_and_the_serving_workload_name():
+    import accelbook
+    from accelbook import inference
+
+    assert accelbook.serving is sv                      # the short name is the module
+    assert sv.StepCost is inference.StepCost and sv.workload(3, 1.0).n == 3
+    assert not hasattr(sv, "Workload")                  # one meaning: fleet's Workload is another thing
+    assert isinstance(sv.workload(3, 1.0), sv.ServingWorkload)
+
+
+def test_kernel_outputs_by_name_match_the_iterations_and_gaps():
+    r = sv.simulate(sv.workload(40, 5.0, seed=2), TIGHT, n_instances=2)
+    assert tuple(r.iterations.columns[2:]) == sv.ITERATION_COLUMNS
+    assert sv.InstanceRun._fields == sv.ITERATION_COLUMNS + ("gap_s", "gap_count")
+    assert int(r.gap_count.sum()) == int((r.workload.output_len - 1).sum())   # every gap once
+    per_instance = r.iterations.groupby("instance")["dt_s"].sum()
+    assert (per_instance > 0).all() and len(per_instance) == 2

@@ -57,162 +57,29 @@ reference written from this docstring; they agree exactly).
 from __future__ import annotations
 
 import math
-import numbers
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 import numpy as np
 import pandas as pd
 from numba import njit
 
+from accelbook.checks import real, whole
 
-# -- validation helpers ----------------------------------------------------------------------------------
-def _whole(name, v, lo=1) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
-        raise ValueError(f"{name} must be a whole number >= {lo}, got {v!r}")
-    return int(v)
+from .serving_result import ServingResult
+from .step import StepCost
+from .workload import LENGTH_KINDS, ServingWorkload, workload
 
-
-def _real(name, v, lo=0.0, hi=math.inf, lo_open=False, allow_inf=False) -> float:
-    ok = not isinstance(v, bool) and isinstance(v, numbers.Real) and not math.isnan(v) \
-        and (allow_inf or math.isfinite(v)) and lo <= v <= hi and not (lo_open and v == lo)
-    if not ok:
-        rng = f"({lo}, {hi}]" if lo_open else f"[{lo}, {hi}]"
-        raise ValueError(f"{name} must be a number in {rng}, got {v!r}")
-    return float(v)
-
-
-# -- step cost ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class StepCost:
-    """One serving instance's step-time model (module docstring); SI units."""
-
-    decode_base_s: float            # per iteration that decodes: reading the weights once
-    decode_per_seq_s: float         # per sequence decoding in the iteration
-    decode_per_ctx_token_s: float   # per token of KV cache read
-    prefill_base_s: float           # per iteration that contains prefill work
-    prefill_per_token_s: float      # per prompt token prefilled in the iteration
-    max_batch: int                  # most sequences resident at once
-    max_kv_tokens: int              # KV-cache capacity in tokens
-
-    def __post_init__(self):
-        for name in ("decode_base_s", "decode_per_seq_s", "decode_per_ctx_token_s", "prefill_base_s",
-                     "prefill_per_token_s"):
-            object.__setattr__(self, name, _real(name, getattr(self, name)))
-        object.__setattr__(self, "max_batch", _whole("max_batch", self.max_batch))
-        object.__setattr__(self, "max_kv_tokens", _whole("max_kv_tokens", self.max_kv_tokens))
-        if self.decode_base_s + self.decode_per_seq_s <= 0:
-            raise ValueError("decode_base_s + decode_per_seq_s must be > 0 (a decode iteration takes time)")
-        if self.prefill_base_s + self.prefill_per_token_s <= 0:
-            raise ValueError("prefill_base_s + prefill_per_token_s must be > 0 (a prefill iteration takes time)")
-
-    def iteration_s(self, n_dec: int = 0, ctx_tokens: int = 0, prefill_tokens: int = 0) -> float:
-        """Duration of one iteration (module docstring)."""
-        d = self.decode_base_s + n_dec * self.decode_per_seq_s + ctx_tokens * self.decode_per_ctx_token_s if n_dec > 0 else 0.0
-        q = self.prefill_base_s + prefill_tokens * self.prefill_per_token_s if prefill_tokens > 0 else 0.0
-        return d + q
-
-    def decode_bound_tok_s(self) -> float:
-        """Most decode tokens per second one instance can make: a full batch, no context, no prefill."""
-        return self.max_batch / (self.decode_base_s + self.max_batch * self.decode_per_seq_s)
-
-
-# -- workload -------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Workload:
-    """Requests in arrival order: ``arrival_s`` (non-decreasing, >= 0), ``prompt_len`` and
-    ``output_len`` (whole numbers >= 1)."""
-
-    arrival_s: np.ndarray = field(repr=False)
-    prompt_len: np.ndarray = field(repr=False)
-    output_len: np.ndarray = field(repr=False)
-
-    def __post_init__(self):
-        a = np.asarray(self.arrival_s, dtype=np.float64).ravel()
-        if a.size == 0:
-            raise ValueError("arrival_s must hold at least one request")
-        if not np.all(np.isfinite(a)) or a.min() < 0:
-            raise ValueError("arrival_s must be finite and >= 0")
-        if np.any(np.diff(a) < 0):
-            raise ValueError("arrival_s must be non-decreasing (requests in arrival order)")
-        arrays = {"arrival_s": a}
-        for name in ("prompt_len", "output_len"):
-            raw = np.asarray(getattr(self, name)).ravel()
-            if raw.shape != a.shape:
-                raise ValueError(f"{name} must have one value per request ({a.size}), got shape {raw.shape}")
-            if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer) or np.issubdtype(raw.dtype, np.floating)):
-                raise ValueError(f"{name} must hold whole numbers >= 1")
-            if np.issubdtype(raw.dtype, np.floating) and (not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw))):
-                raise ValueError(f"{name} must hold whole numbers >= 1")
-            v = raw.astype(np.int64)
-            if v.min() < 1:
-                raise ValueError(f"{name} must hold whole numbers >= 1, got {v.min()}")
-            arrays[name] = v
-        for k, v in arrays.items():
-            v.setflags(write=False)
-            object.__setattr__(self, k, v)
-
-    @property
-    def n(self) -> int:
-        return int(self.arrival_s.size)
-
-    def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"arrival_s": self.arrival_s, "prompt_len": self.prompt_len, "output_len": self.output_len})
-
-
-LENGTH_KINDS = ("fixed", "uniform", "lognormal")
-
-
-def _lengths(name, spec, n, rng) -> np.ndarray:
-    if isinstance(spec, numbers.Integral) and not isinstance(spec, bool):
-        spec = ("fixed", spec)
-    if not isinstance(spec, (tuple, list)) or not spec or spec[0] not in LENGTH_KINDS:
-        raise ValueError(f"{name} must be ('fixed', n), ('uniform', lo, hi) or ('lognormal', mean, sigma[, max]), "
-                         f"got {spec!r}")
-    kind, args = spec[0], tuple(spec[1:])
-    if kind == "fixed":
-        if len(args) != 1:
-            raise ValueError(f"{name}: ('fixed', n) takes one number, got {spec!r}")
-        return np.full(n, _whole(f"{name} length", args[0]), dtype=np.int64)
-    if kind == "uniform":
-        if len(args) != 2:
-            raise ValueError(f"{name}: ('uniform', lo, hi) takes two numbers, got {spec!r}")
-        lo, hi = _whole(f"{name} lo", args[0]), _whole(f"{name} hi", args[1])
-        if hi < lo:
-            raise ValueError(f"{name}: hi = {hi} is below lo = {lo}")
-        return rng.integers(lo, hi + 1, size=n).astype(np.int64)
-    if len(args) not in (2, 3):
-        raise ValueError(f"{name}: ('lognormal', mean, sigma[, max]) takes two or three numbers, got {spec!r}")
-    mean = _real(f"{name} mean", args[0], 1.0, 1e9)
-    sigma = _real(f"{name} sigma", args[1], 0.0, 5.0)
-    mx = _whole(f"{name} max", args[2]) if len(args) == 3 else 2**40
-    x = rng.lognormal(math.log(mean) - sigma**2 / 2, sigma, size=n)
-    return np.clip(np.rint(x), 1, mx).astype(np.int64)
-
-
-def workload(n_requests: int, rate_per_s: float, arrival: str = "poisson", burstiness: float = 1.0,
-             prompt=("fixed", 512), output=("fixed", 128), seed: int = 0) -> Workload:
-    """``n_requests`` requests at ``rate_per_s`` (module docstring). ``arrival``: "poisson" or
-    "bursty" (gamma inter-arrivals with coefficient of variation ``burstiness``). ``prompt`` /
-    ``output``: a whole number, ``("fixed", n)``, ``("uniform", lo, hi)`` or ``("lognormal", mean,
-    sigma[, max])``."""
-    n = _whole("n_requests", n_requests)
-    rate = _real("rate_per_s", rate_per_s, 0.0, 1e12, lo_open=True)
-    if arrival not in ("poisson", "bursty"):
-        raise ValueError(f"arrival must be 'poisson' or 'bursty', got {arrival!r}")
-    cv = _real("burstiness", burstiness, 0.0, 100.0, lo_open=True)
-    if arrival == "poisson" and cv != 1.0:
-        raise ValueError(f"burstiness = {cv} needs arrival='bursty' (Poisson has cv = 1)")
-    seed = _whole("seed", seed, 0)
-    rng = np.random.default_rng(seed)
-    shape = 1.0 / cv**2
-    gaps = rng.standard_gamma(shape, size=n) / (shape * rate)
-    p = _lengths("prompt", prompt, n, rng)
-    o = _lengths("output", output, n, rng)
-    return Workload(np.cumsum(gaps), p, o)
-
+# The docstring's parts live beside this module, one job each: the step cost in ``step``, the
+# workload generator in ``workload``, the result in ``serving_result``. They are re-exported here,
+# so ``serving.StepCost``, ``serving.workload``, ``serving.simulate`` keep one address.
+__all__ = ["StepCost", "ServingWorkload", "workload", "LENGTH_KINDS", "ServingResult", "simulate",
+           "load_sweep", "COLOCATED", "PREFILL_ONLY", "DECODE_ONLY", "InstanceRun", "ITERATION_COLUMNS"]
 
 # -- the kernel -------------------------------------------------------------------------------------------
 COLOCATED, PREFILL_ONLY, DECODE_ONLY = 0, 1, 2
+ITERATION_COLUMNS = ("start_s", "dt_s", "resident", "decoding", "prefill_tokens")
+#: what the kernel returns for one instance, by name: the iteration records, then the gaps
+InstanceRun = namedtuple("InstanceRun", ITERATION_COLUMNS + ("gap_s", "gap_count"))
 
 
 @njit(cache=True)
@@ -232,11 +99,21 @@ def _grow_i(a):
 @njit(cache=True)
 def _instance(queue, ready, prompt, out, mode, dbase, dseq, dctx, pbase, ptok, max_batch, max_kv, chunk,
               pleft, gen, last, first_tok, finish, admit):
-    """Run one instance over ``queue`` (request ids, ``ready`` non-decreasing in that order).
-    Per-request state (``pleft`` prompt tokens left, ``gen`` tokens made, ``last`` time of the last
-    token) and results (``first_tok``, ``finish``, ``admit``) are arrays over all requests.
-    Returns the iteration records (start, dt, resident, decoding, prefill tokens) and the gaps
-    (value, count)."""
+    """Run one instance over ``queue`` (request ids, ``ready`` non-decreasing in that order): the
+    module docstring's steps 1-4, iteration after iteration, until the queue is served.
+
+    Per-request arrays over all requests: inputs ``ready``, ``prompt``, ``out``; state ``pleft``
+    (prompt tokens left), ``gen`` (tokens made), ``last`` (time of the last token), carried from a
+    prefill instance to a decode one; results ``first_tok``, ``finish``, ``admit``, written in place.
+    ``mode`` is COLOCATED, PREFILL_ONLY or DECODE_ONLY; ``dbase`` .. ``max_kv`` are the StepCost's
+    fields in order. Returns an :data:`InstanceRun`: per iteration ``start_s``, ``dt_s``,
+    ``resident``, ``decoding``, ``prefill_tokens``; the gaps, ``gap_s`` repeated ``gap_count`` times.
+
+    Length: one function on purpose. Every step reads and writes the same state: the residents'
+    compacted slots (``res``, ``s_left``, ``s_gen``, ``s_last``, ``s_prompt``, ``s_out``, ``kind``),
+    the growing iteration and gap records, and the scalars ``t``, ``head``, ``nres``, ``kv``,
+    ``n_it``, ``n_g``. Helpers would take a dozen arrays and hand back the grown ones; the steps
+    numbered in place read closer to the docstring, and the hot loop stays one compiled unit."""
     n = queue.shape[0]
     cap = 256
     it_t = np.empty(cap)
@@ -371,101 +248,7 @@ def _instance(queue, ready, prompt, out, mode, dbase, dseq, dctx, pbase, ptok, m
             g_v[n_g] = t - t0
             g_c[n_g] = same
             n_g += 1
-    return it_t[:n_it], it_dt[:n_it], it_res[:n_it], it_dec[:n_it], it_p[:n_it], g_v[:n_g], g_c[:n_g]
-
-
-# -- results ----------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ServingResult:
-    """What :func:`simulate` returns: per-request arrays (arrival order), gaps, iterations."""
-
-    workload: Workload = field(repr=False)
-    ttft_s: np.ndarray = field(repr=False)
-    tbt_mean_s: np.ndarray = field(repr=False)
-    e2e_s: np.ndarray = field(repr=False)
-    finish_s: np.ndarray = field(repr=False)
-    first_token_s: np.ndarray = field(repr=False)
-    admit_s: np.ndarray = field(repr=False)          # admission to its (prefill) instance
-    instance: np.ndarray = field(repr=False)         # colocated or prefill instance
-    decode_instance: np.ndarray = field(repr=False)  # -1 when colocated or output_len == 1
-    gap_s: np.ndarray = field(repr=False)            # inter-token gaps, each repeated gap_count times
-    gap_count: np.ndarray = field(repr=False)
-    iterations: pd.DataFrame = field(repr=False)     # instance, role, start_s, dt_s, resident, decoding, prefill_tokens
-    n_instances: int = 1
-    disaggregated: bool = False
-
-    @property
-    def n(self) -> int:
-        return self.workload.n
-
-    @property
-    def span_s(self) -> float:
-        """First arrival to last finish."""
-        return float(self.finish_s.max() - self.workload.arrival_s[0])
-
-    @property
-    def output_tokens(self) -> int:
-        return int(self.workload.output_len.sum())
-
-    @property
-    def throughput_tok_s(self) -> float:
-        """Output tokens per second over the span."""
-        return self.output_tokens / self.span_s
-
-    @property
-    def request_rate(self) -> float:
-        """Requests completed per second over the span."""
-        return self.n / self.span_s
-
-    def gaps(self) -> np.ndarray:
-        """All inter-token gaps, expanded (sum(output_len - 1) values; large for big runs)."""
-        return np.repeat(self.gap_s, self.gap_count)
-
-    def tbt_percentile(self, q) -> float:
-        """Percentile ``q`` (0-100) of all inter-token gaps (inverted CDF; 0 if there are none)."""
-        if self.gap_s.size == 0:
-            return 0.0
-        return float(np.percentile(self.gap_s, q, weights=self.gap_count, method="inverted_cdf"))
-
-    def percentiles(self) -> dict:
-        """p50/p90/p99 of TTFT, TBT (all gaps) and e2e, seconds."""
-        out = {}
-        for q in (50, 90, 99):
-            out[f"ttft_p{q}_s"] = float(np.percentile(self.ttft_s, q))
-        for q in (50, 90, 99):
-            out[f"tbt_p{q}_s"] = self.tbt_percentile(q)
-        for q in (50, 90, 99):
-            out[f"e2e_p{q}_s"] = float(np.percentile(self.e2e_s, q))
-        return out
-
-    def meets_slo(self, ttft_slo_s: float, tbt_slo_s: float) -> np.ndarray:
-        """Per request: TTFT <= ttft_slo_s and mean TBT <= tbt_slo_s."""
-        a = _real("ttft_slo_s", ttft_slo_s, 0.0, allow_inf=True)
-        b = _real("tbt_slo_s", tbt_slo_s, 0.0, allow_inf=True)
-        return (self.ttft_s <= a) & (self.tbt_mean_s <= b)
-
-    def goodput(self, ttft_slo_s: float, tbt_slo_s: float) -> float:
-        """Requests per second (over the span) that meet both SLOs."""
-        return int(self.meets_slo(ttft_slo_s, tbt_slo_s).sum()) / self.span_s
-
-    def mean_resident(self) -> float:
-        """Time-average number of resident requests (all instances together) over the span."""
-        it = self.iterations     # disaggregated: a request in transfer or queued is not resident
-        return float((it["dt_s"] * it["resident"]).sum() / self.span_s)
-
-    def summary(self) -> dict:
-        return {"n": self.n, "span_s": self.span_s, "request_rate": self.request_rate,
-                "throughput_tok_s": self.throughput_tok_s, **self.percentiles(),
-                "ttft_mean_s": float(self.ttft_s.mean()), "tbt_mean_s": float(self.tbt_mean_s.mean()),
-                "mean_resident": self.mean_resident(), "iterations": len(self.iterations)}
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per request."""
-        w = self.workload
-        return pd.DataFrame({"arrival_s": w.arrival_s, "prompt_len": w.prompt_len, "output_len": w.output_len,
-                             "instance": self.instance, "decode_instance": self.decode_instance,
-                             "admit_s": self.admit_s, "first_token_s": self.first_token_s, "finish_s": self.finish_s,
-                             "ttft_s": self.ttft_s, "tbt_mean_s": self.tbt_mean_s, "e2e_s": self.e2e_s})
+    return InstanceRun(it_t[:n_it], it_dt[:n_it], it_res[:n_it], it_dec[:n_it], it_p[:n_it], g_v[:n_g], g_c[:n_g])
 
 
 # -- simulate ---------------------------------------------------------------------------------------------
@@ -487,7 +270,17 @@ def _check_fits(name, need, c: StepCost, what):
         raise ValueError(f"{name}.max_kv_tokens = {c.max_kv_tokens} can never hold request {i}: {what} = {worst} tokens")
 
 
-def simulate(workload: Workload, cost: StepCost, n_instances: int = 1, chunk_tokens: int = 512,
+def _iterations_frame(runs) -> pd.DataFrame:
+    """One row per iteration of every instance: ``runs`` is a list of (instance, role, InstanceRun)."""
+    roles = ["colocated", "prefill", "decode"]
+    return pd.DataFrame({
+        "instance": np.concatenate([np.full(len(run.start_s), inst, dtype=np.int64) for inst, _, run in runs]),
+        "role": pd.Categorical.from_codes(np.concatenate([np.full(len(run.start_s), roles.index(role), dtype=np.int8)
+                                                          for _, role, run in runs]), roles),
+        **{c: np.concatenate([getattr(run, c) for _, _, run in runs]) for c in ITERATION_COLUMNS}})
+
+
+def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, chunk_tokens: int = 512,
              disaggregated: bool = False, n_prefill: int = 1, n_decode: int = 1, prefill_cost: StepCost | None = None,
              decode_cost: StepCost | None = None, kv_bytes_per_token: float = 0.0,
              link_bytes_per_s: float = math.inf) -> ServingResult:
@@ -495,10 +288,10 @@ def simulate(workload: Workload, cost: StepCost, n_instances: int = 1, chunk_tok
     round-robin. Disaggregated: ``n_prefill`` instances with ``prefill_cost`` and ``n_decode`` with
     ``decode_cost`` (both default to ``cost``); KV moves at ``link_bytes_per_s``
     (``kv_bytes_per_token`` bytes per prompt token)."""
-    if not isinstance(workload, Workload):
-        raise ValueError(f"workload must be a Workload (see serving.workload), got {type(workload).__name__}")
+    if not isinstance(workload, ServingWorkload):
+        raise ValueError(f"workload must be a ServingWorkload (see serving.workload), got {type(workload).__name__}")
     cost = _check_cost("cost", cost)
-    chunk = _whole("chunk_tokens", chunk_tokens)
+    chunk = whole("chunk_tokens", chunk_tokens)
     if not isinstance(disaggregated, bool):
         raise ValueError(f"disaggregated must be True or False, got {disaggregated!r}")
     N = workload.n
@@ -511,18 +304,15 @@ def simulate(workload: Workload, cost: StepCost, n_instances: int = 1, chunk_tok
     admit = np.full(N, np.nan)
     idx = np.arange(N, dtype=np.int64)
     dec_inst = np.full(N, -1, dtype=np.int64)
-    recs = []
-    gaps_v, gaps_c = [], []
+    runs = []      # (instance, role, InstanceRun), in the order they ran
 
     def run(queue, ready, c, mode, inst, role):
         adm = admit if mode != DECODE_ONLY else np.empty(N)     # admit_s: admission to the (prefill) instance
-        it = _instance(queue, ready, prompt, out, mode, *_cost_args(c), chunk, pleft, gen, last, first, finish, adm)
-        recs.append((inst, role) + it[:5])
-        gaps_v.append(it[5])
-        gaps_c.append(it[6])
+        runs.append((inst, role, _instance(queue, ready, prompt, out, mode, *_cost_args(c), chunk, pleft, gen, last,
+                                           first, finish, adm)))
 
     if not disaggregated:
-        n_inst = _whole("n_instances", n_instances)
+        n_inst = whole("n_instances", n_instances)
         for name, v in (("prefill_cost", prefill_cost), ("decode_cost", decode_cost)):
             if v is not None:
                 raise ValueError(f"{name} applies only with disaggregated=True")
@@ -533,11 +323,11 @@ def simulate(workload: Workload, cost: StepCost, n_instances: int = 1, chunk_tok
     else:
         if n_instances != 1:
             raise ValueError("n_instances applies to colocated serving; with disaggregated=True use n_prefill and n_decode")
-        npf, ndc = _whole("n_prefill", n_prefill), _whole("n_decode", n_decode)
+        npf, ndc = whole("n_prefill", n_prefill), whole("n_decode", n_decode)
         pc = cost if prefill_cost is None else _check_cost("prefill_cost", prefill_cost)
         dc = cost if decode_cost is None else _check_cost("decode_cost", decode_cost)
-        kvb = _real("kv_bytes_per_token", kv_bytes_per_token, 0.0, 1e15)
-        link = _real("link_bytes_per_s", link_bytes_per_s, 0.0, lo_open=True, allow_inf=True)
+        kvb = real("kv_bytes_per_token", kv_bytes_per_token, 0.0, 1e15)
+        link = real("link_bytes_per_s", link_bytes_per_s, 0.0, lo_open=True, allow_inf=True)
         _check_fits("prefill_cost", prompt, pc, "prompt_len")
         two = out >= 2
         if two.any():
@@ -551,16 +341,10 @@ def simulate(workload: Workload, cost: StepCost, n_instances: int = 1, chunk_tok
             dec_inst[mine] = k
             queue = mine[np.argsort(ready[mine], kind="stable")]
             run(queue, ready, dc, DECODE_ONLY, k, "decode")
-    roles = ["colocated", "prefill", "decode"]
-    iters = pd.DataFrame({
-        "instance": np.concatenate([np.full(len(r[2]), r[0], dtype=np.int64) for r in recs]),
-        "role": pd.Categorical.from_codes(np.concatenate([np.full(len(r[2]), roles.index(r[1]), dtype=np.int8)
-                                                          for r in recs]), roles),
-        **{c: np.concatenate([r[i] for r in recs])
-           for i, c in enumerate(("start_s", "dt_s", "resident", "decoding", "prefill_tokens"), start=2)}})
     tbt = np.where(out > 1, (finish - first) / np.maximum(out - 1, 1), 0.0)
     return ServingResult(workload, first - arrival, tbt, finish - arrival, finish, first, admit, inst, dec_inst,
-                         np.concatenate(gaps_v), np.concatenate(gaps_c), iters,
+                         np.concatenate([run.gap_s for _, _, run in runs]),
+                         np.concatenate([run.gap_count for _, _, run in runs]), _iterations_frame(runs),
                          (npf + ndc) if disaggregated else n_inst, disaggregated)
 
 

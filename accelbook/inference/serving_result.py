@@ -1,0 +1,107 @@
+"""What the serving simulator returns (:class:`ServingResult`): per-request times, every inter-token gap
+as weighted samples, every iteration; and what is read from them (percentiles, throughput, SLO
+attainment, goodput). Definitions in :mod:`accelbook.inference.serving`'s docstring, under **Results**."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from accelbook.checks import real
+
+from .workload import ServingWorkload
+
+
+@dataclass(frozen=True)
+class ServingResult:
+    """What :func:`simulate` returns: per-request arrays (arrival order), gaps, iterations."""
+
+    workload: ServingWorkload = field(repr=False)
+    ttft_s: np.ndarray = field(repr=False)
+    tbt_mean_s: np.ndarray = field(repr=False)
+    e2e_s: np.ndarray = field(repr=False)
+    finish_s: np.ndarray = field(repr=False)
+    first_token_s: np.ndarray = field(repr=False)
+    admit_s: np.ndarray = field(repr=False)          # admission to its (prefill) instance
+    instance: np.ndarray = field(repr=False)         # colocated or prefill instance
+    decode_instance: np.ndarray = field(repr=False)  # -1 when colocated or output_len == 1
+    gap_s: np.ndarray = field(repr=False)            # inter-token gaps, each repeated gap_count times
+    gap_count: np.ndarray = field(repr=False)
+    iterations: pd.DataFrame = field(repr=False)     # instance, role, start_s, dt_s, resident, decoding, prefill_tokens
+    n_instances: int = 1
+    disaggregated: bool = False
+
+    @property
+    def n(self) -> int:
+        return self.workload.n
+
+    @property
+    def span_s(self) -> float:
+        """First arrival to last finish."""
+        return float(self.finish_s.max() - self.workload.arrival_s[0])
+
+    @property
+    def output_tokens(self) -> int:
+        return int(self.workload.output_len.sum())
+
+    @property
+    def throughput_tok_s(self) -> float:
+        """Output tokens per second over the span."""
+        return self.output_tokens / self.span_s
+
+    @property
+    def request_rate(self) -> float:
+        """Requests completed per second over the span."""
+        return self.n / self.span_s
+
+    def gaps(self) -> np.ndarray:
+        """All inter-token gaps, expanded (sum(output_len - 1) values; large for big runs)."""
+        return np.repeat(self.gap_s, self.gap_count)
+
+    def tbt_percentile(self, q) -> float:
+        """Percentile ``q`` (0-100) of all inter-token gaps (inverted CDF; 0 if there are none)."""
+        if self.gap_s.size == 0:
+            return 0.0
+        return float(np.percentile(self.gap_s, q, weights=self.gap_count, method="inverted_cdf"))
+
+    def percentiles(self) -> dict:
+        """p50/p90/p99 of TTFT, TBT (all gaps) and e2e, seconds."""
+        out = {}
+        for q in (50, 90, 99):
+            out[f"ttft_p{q}_s"] = float(np.percentile(self.ttft_s, q))
+        for q in (50, 90, 99):
+            out[f"tbt_p{q}_s"] = self.tbt_percentile(q)
+        for q in (50, 90, 99):
+            out[f"e2e_p{q}_s"] = float(np.percentile(self.e2e_s, q))
+        return out
+
+    def meets_slo(self, ttft_slo_s: float, tbt_slo_s: float) -> np.ndarray:
+        """Per request: TTFT <= ttft_slo_s and mean TBT <= tbt_slo_s."""
+        a = real("ttft_slo_s", ttft_slo_s, 0.0, allow_inf=True)
+        b = real("tbt_slo_s", tbt_slo_s, 0.0, allow_inf=True)
+        return (self.ttft_s <= a) & (self.tbt_mean_s <= b)
+
+    def goodput(self, ttft_slo_s: float, tbt_slo_s: float) -> float:
+        """Requests per second (over the span) that meet both SLOs."""
+        return int(self.meets_slo(ttft_slo_s, tbt_slo_s).sum()) / self.span_s
+
+    def mean_resident(self) -> float:
+        """Time-average number of resident requests (all instances together) over the span."""
+        it = self.iterations     # disaggregated: a request in transfer or queued is not resident
+        return float((it["dt_s"] * it["resident"]).sum() / self.span_s)
+
+    def summary(self) -> dict:
+        return {"n": self.n, "span_s": self.span_s, "request_rate": self.request_rate,
+                "throughput_tok_s": self.throughput_tok_s, **self.percentiles(),
+                "ttft_mean_s": float(self.ttft_s.mean()), "tbt_mean_s": float(self.tbt_mean_s.mean()),
+                "mean_resident": self.mean_resident(), "iterations": len(self.iterations)}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per request."""
+        w = self.workload
+        return pd.DataFrame({"arrival_s": w.arrival_s, "prompt_len": w.prompt_len, "output_len": w.output_len,
+                             "instance": self.instance, "decode_instance": self.decode_instance,
+                             "admit_s": self.admit_s, "first_token_s": self.first_token_s, "finish_s": self.finish_s,
+                             "ttft_s": self.ttft_s, "tbt_mean_s": self.tbt_mean_s, "e2e_s": self.e2e_s})

@@ -1,0 +1,89 @@
+"""Searching layouts: every (tp, pp, batch) that fits, the best one, and the throughput-interactivity
+front (tokens/s per chip against tokens/s per user) across systems."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from accelbook.checks import whole
+from accelbook.specs.chips import Chip, get_chip
+from accelbook.specs.models import Model, get_model
+
+from .estimate import InferenceEstimate, estimate, min_chips
+
+
+def _layouts(n: int, n_layers: int, max_tp: int = 64):
+    """Every (tp, pp) with tp·pp dividing ``n``, at most ``n_layers`` stages and ``max_tp`` tensor-parallel."""
+    for pp in [p for p in range(1, n + 1) if n % p == 0 and p <= n_layers]:
+        for tp in [t for t in range(1, min(max_tp, n // pp) + 1) if (n // pp) % t == 0]:
+            yield tp, pp
+
+
+def sweep(model, chip, n_chips: int, input_len: int, output_len: int, precision: str = "bf16",
+          batches=None, max_tp: int = 64, **kw) -> pd.DataFrame:
+    """Every (tp, pp, batch) that fits on ``n_chips``: one row each, for the frontier and the search."""
+    model = model if isinstance(model, Model) else get_model(model)
+    chip = chip if isinstance(chip, Chip) else get_chip(chip)
+    rows = []
+    for tp, pp in _layouts(whole("n_chips", n_chips), model.n_layers, max_tp):
+        first = estimate(model, chip, n_chips, 1, input_len, output_len, precision, tp=tp, pp=pp, **kw)
+        if first.max_batch_size < 1:
+            continue
+        bs = batches if batches is not None else sorted({2**k for k in range(0, 13)} | {first.max_batch_size})
+        for B in bs:
+            if B > first.max_batch_size or B < 1:
+                continue
+            e = estimate(model, chip, n_chips, int(B), input_len, output_len, precision, tp=tp, pp=pp, **kw)
+            rows.append({"chip": chip.name, "tp": tp, "pp": pp, "replicas": e.config["replicas"], "batch": int(B),
+                         "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "tokens_per_s_per_user": e.tokens_per_s_per_user,
+                         "tokens_per_s_per_chip": e.tokens_per_s_per_chip, "tokens_per_s": e.tokens_per_s,
+                         "tokens_per_s_per_kw": e.tokens_per_s_per_kw, "usd_per_million_tokens": e.usd_per_million_tokens,
+                         "decode_bound": e.decode_bound})
+    return pd.DataFrame(rows)
+
+
+def max_throughput(model, chip, n_chips: int, input_len: int, output_len: int, precision: str = "bf16",
+                   tpot_target_s: float | None = None, ttft_target_s: float | None = None, **kw) -> InferenceEstimate:
+    """The layout and batch with the most tokens/s per chip that fit (and meet the targets, if given)."""
+    df = sweep(model, chip, n_chips, input_len, output_len, precision, **kw)
+    if df.empty:
+        m = model if isinstance(model, Model) else get_model(model)
+        raise ValueError(f"{m.name} does not fit on {n_chips} × {get_chip(chip).name if isinstance(chip, str) else chip.name} "
+                         f"at {precision}: at least {min_chips(m, chip, precision)} chips hold the weights")
+    ok = df
+    if tpot_target_s is not None:
+        ok = ok[ok["tpot_s"] <= tpot_target_s]
+    if ttft_target_s is not None:
+        ok = ok[ok["ttft_s"] <= ttft_target_s]
+    if ok.empty:
+        raise ValueError(f"no layout meets the targets (TPOT ≤ {tpot_target_s}, TTFT ≤ {ttft_target_s}); the fastest "
+                         f"TPOT that fits is {df['tpot_s'].min() * 1e3:.1f} ms")
+    r = ok.loc[ok["tokens_per_s_per_chip"].idxmax()]
+    return estimate(model, chip, n_chips, int(r.batch), input_len, output_len, precision, tp=int(r.tp), pp=int(r.pp), **kw)
+
+
+def pareto(df: pd.DataFrame, x: str = "tokens_per_s_per_user", y: str = "tokens_per_s_per_chip") -> pd.DataFrame:
+    """The points no other point beats on both ``x`` and ``y`` (higher is better), sorted by ``x``."""
+    d = df.sort_values([x, y], ascending=[False, False])
+    best = -np.inf
+    keep = []
+    for i, v in zip(d.index, d[y]):
+        if v > best:
+            keep.append(i)
+            best = v
+    return df.loc[keep].sort_values(x)
+
+
+def frontier(model, chips: dict, input_len: int, output_len: int, precision: str = "bf16", **kw) -> pd.DataFrame:
+    """Throughput against interactivity: for each ``{label: (chip, n_chips)}``, the Pareto front of
+    tokens/s per chip against tokens/s per user over every layout and batch that fits."""
+    frames = []
+    for label, (chip, n) in chips.items():
+        df = sweep(model, chip, n, input_len, output_len, precision, **kw)
+        if df.empty:
+            continue
+        frames.append(pareto(df).assign(system=label))
+    if not frames:
+        raise ValueError("the model fits on none of these systems")
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,114 @@
+"""Ways of serving beyond one layout on one kind of chip, built on :func:`~accelbook.inference.estimate.estimate`:
+
+- speculative decoding: a draft model proposes ``γ`` tokens, the target verifies them in one step;
+  ``(1 - a^(γ+1)) / (1 - a)`` tokens per step (Leviathan et al. 2023);
+- heterogeneous decode: attention on GPUs (where the KV cache lives), the FFN on LPUs whose SRAM
+  holds its weights, the activations crossing twice per layer;
+- disaggregated prefill and decode: pools sized so that prefill and decode keep pace.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from accelbook.checks import whole
+from accelbook.specs.chips import Chip, get_chip, usable_memory_bytes
+from accelbook.specs.models import Model, bytes_per_element, get_model
+
+from .estimate import estimate
+from .rates import MEM_EFFICIENCY, gemm_efficiency, nearest_peak_flop_s
+
+
+# -- speculative decoding -------------------------------------------------------------------------------
+def expected_accepted(acceptance: float, gamma: int) -> float:
+    """Tokens produced per verification step with ``gamma`` draft tokens, each accepted with
+    probability ``acceptance`` independently: (1 - a^(γ+1)) / (1 - a) (Leviathan et al. 2023)."""
+    if not (isinstance(acceptance, numbers.Real) and 0 <= acceptance < 1):
+        raise ValueError(f"acceptance must be a probability in [0, 1), got {acceptance!r}")
+    g = whole("gamma", gamma, 0)
+    return (1 - acceptance ** (g + 1)) / (1 - acceptance)
+
+
+def speculative(model, draft, chip, n_chips: int, batch_size: int, input_len: int, output_len: int,
+                gamma: int = 4, acceptance: float = 0.7, precision: str = "bf16", tp: int | None = None) -> dict:
+    """Speculative decoding on one replica: the draft model proposes ``gamma`` tokens one by one,
+    the target verifies all of them in one step (a decode step over ``gamma + 1`` tokens per
+    sequence: the same weight read, more FLOPs and KV reads). Returns TPOT and tokens/s per user with
+    and without it, and the speed-up."""
+    base = estimate(model, chip, n_chips, batch_size, input_len, output_len, precision, tp=tp)
+    verify = estimate(model, chip, n_chips, batch_size * (gamma + 1), input_len, output_len, precision, tp=tp)
+    d = estimate(draft, chip, n_chips, batch_size, input_len, output_len, precision, tp=tp)
+    # the verify step processes (γ+1)·B tokens: a decode step at that batch, TPOT of that step
+    t_step = gamma * d.tpot_s + verify.tpot_s
+    acc = expected_accepted(acceptance, gamma)
+    tpot = t_step / acc
+    return {"tpot_s": tpot, "tokens_per_s_per_user": 1 / tpot, "baseline_tpot_s": base.tpot_s,
+            "speedup": base.tpot_s / tpot, "accepted_per_step": acc, "draft_tpot_s": d.tpot_s,
+            "verify_step_s": verify.tpot_s, "fits": base.fits and verify.fits}
+
+
+# -- heterogeneous decode: attention on GPUs (where the KV cache lives), FFN on LPUs ------------------------
+def heterogeneous_decode(model, gpu, n_gpus: int, lpu, n_lpus: int, batch_size: int, context_len: int,
+                         precision: str = "fp8", link_bytes_per_s: float = 100e9, link_latency_s: float = 5e-6,
+                         microbatches: int = 4) -> dict:
+    """One decode step split across two kinds of chip, per layer: attention (and its weights, and
+    the KV cache) on the GPUs, the FFN on LPUs whose SRAM holds its weights, the activations crossing
+    twice per layer. A layer's FFN lives on its own ``n_lpus / layers`` LPUs (at least one), which
+    read it from SRAM. ``microbatches`` split the batch so the four stages (attention, send, FFN,
+    return) overlap: a layer takes the sum of the stages for one microbatch plus (m - 1) times the
+    slowest. Returns TPOT, tokens/s, where the time goes, and whether the FFN weights fit in the LPUs
+    (all of their SRAM) and the rest in the GPUs (less the memory reserve)."""
+    model = model if isinstance(model, Model) else get_model(model)
+    gpu = gpu if isinstance(gpu, Chip) else get_chip(gpu)
+    lpu = lpu if isinstance(lpu, Chip) else get_chip(lpu)
+    G, P = whole("n_gpus", n_gpus), whole("n_lpus", n_lpus)
+    B, m = whole("batch_size", batch_size), whole("microbatches", microbatches)
+    c = whole("context_len", context_len)
+    if m > B:
+        raise ValueError(f"microbatches ({m}) cannot exceed the batch ({B})")
+    if not (link_bytes_per_s > 0 and link_latency_s >= 0):
+        raise ValueError("link_bytes_per_s must be > 0 and link_latency_s >= 0")
+    bpe = bytes_per_element(precision)
+    L, d = model.n_layers, model.d_model
+    attn_w = model.attention_params() * bpe                       # per layer
+    ffn_w = (model.params - model.embedding_params - model.lm_head_params) * bpe / L - attn_w
+    kvb = model.kv_cache_bytes_per_token("fp8" if bpe <= 1 else "bf16") / L
+    b = B / m
+    g_bw = gpu.memory_bw_bytes_per_s * MEM_EFFICIENCY
+    t_attn = (attn_w / G + b * c * kvb / G) / g_bw
+    l_bw = lpu.memory_bw_bytes_per_s * MEM_EFFICIENCY
+    per_layer = max(1.0, P / L)      # LPUs holding one layer's FFN (a layer's weights stay on its chips)
+    eta, _ = gemm_efficiency(lpu, precision)
+    t_ffn = max(ffn_w / per_layer / l_bw,
+                b * 2 * ffn_w / bpe / per_layer / (eta * nearest_peak_flop_s(lpu, precision)))
+    t_x = link_latency_s + b * d * 2 / (link_bytes_per_s * min(G, per_layer))
+    stages = (t_attn, t_x, t_ffn, t_x)
+    t_layer = sum(stages) + (m - 1) * max(stages)
+    tpot = L * t_layer
+    ffn_total = ffn_w * L
+    fits_lpu = ffn_total / P <= lpu.memory_bytes
+    kv_total = B * c * kvb * L
+    fits_gpu = (attn_w * L + model.embedding_params * bpe * 2 + kv_total) / G <= usable_memory_bytes(gpu.memory_bytes)
+    return {"tpot_s": tpot, "tokens_per_s": B / tpot, "tokens_per_s_per_user": 1 / tpot,
+            "attention_s": L * t_attn, "transfer_s": 2 * L * t_x, "ffn_s": L * t_ffn,
+            "bottleneck": ("attention (GPU)", "transfer", "FFN (LPU)", "transfer")[int(np.argmax(stages))],
+            "fits": bool(fits_lpu and fits_gpu), "lpus_needed": math.ceil(ffn_total / lpu.memory_bytes)}
+
+
+# -- disaggregated prefill and decode ---------------------------------------------------------------------
+def disaggregation(model, chip, chips_per_instance: int, input_len: int, output_len: int, decode_batch: int,
+                   precision: str = "fp8", link_bytes_per_s: float = 50e9) -> dict:
+    """Size prefill and decode pools for a steady stream of requests: a prefill instance serves
+    1/t_prefill requests/s, a decode instance B/(output_len·TPOT); the P:D ratio balances them. The
+    KV cache of each prompt crosses from the prefill to the decode pool at ``link_bytes_per_s``."""
+    e = estimate(model, chip, chips_per_instance, decode_batch, input_len, output_len, precision)
+    m = model if isinstance(model, Model) else get_model(model)
+    kv = input_len * m.kv_cache_bytes_per_token(e.config["kv_precision"])
+    prefill_rps = 1 / e.ttft_s
+    decode_rps = decode_batch / (output_len * e.tpot_s)
+    return {"prefill_requests_per_s": prefill_rps, "decode_requests_per_s": decode_rps,
+            "p_to_d": decode_rps / prefill_rps, "kv_transfer_s": kv / link_bytes_per_s, "kv_bytes": kv,
+            "ttft_s": e.ttft_s + kv / link_bytes_per_s, "tpot_s": e.tpot_s, "fits": e.fits}

@@ -1,0 +1,108 @@
+"""Serving workloads: requests in arrival order (:class:`ServingWorkload`) and the seeded generator
+:func:`workload` (gamma inter-arrivals, fixed, uniform or lognormal prompt and output lengths). The
+rules are in :mod:`accelbook.inference.serving`'s docstring, under **Workload**."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from accelbook.checks import real, whole
+
+
+@dataclass(frozen=True)
+class ServingWorkload:
+    """Requests in arrival order: ``arrival_s`` (non-decreasing, >= 0), ``prompt_len`` and
+    ``output_len`` (whole numbers >= 1)."""
+
+    arrival_s: np.ndarray = field(repr=False)
+    prompt_len: np.ndarray = field(repr=False)
+    output_len: np.ndarray = field(repr=False)
+
+    def __post_init__(self):
+        a = np.asarray(self.arrival_s, dtype=np.float64).ravel()
+        if a.size == 0:
+            raise ValueError("arrival_s must hold at least one request")
+        if not np.all(np.isfinite(a)) or a.min() < 0:
+            raise ValueError("arrival_s must be finite and >= 0")
+        if np.any(np.diff(a) < 0):
+            raise ValueError("arrival_s must be non-decreasing (requests in arrival order)")
+        arrays = {"arrival_s": a}
+        for name in ("prompt_len", "output_len"):
+            raw = np.asarray(getattr(self, name)).ravel()
+            if raw.shape != a.shape:
+                raise ValueError(f"{name} must have one value per request ({a.size}), got shape {raw.shape}")
+            if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer) or np.issubdtype(raw.dtype, np.floating)):
+                raise ValueError(f"{name} must hold whole numbers >= 1")
+            if np.issubdtype(raw.dtype, np.floating) and (not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw))):
+                raise ValueError(f"{name} must hold whole numbers >= 1")
+            v = raw.astype(np.int64)
+            if v.min() < 1:
+                raise ValueError(f"{name} must hold whole numbers >= 1, got {v.min()}")
+            arrays[name] = v
+        for k, v in arrays.items():
+            v.setflags(write=False)
+            object.__setattr__(self, k, v)
+
+    @property
+    def n(self) -> int:
+        return int(self.arrival_s.size)
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"arrival_s": self.arrival_s, "prompt_len": self.prompt_len, "output_len": self.output_len})
+
+
+LENGTH_KINDS = ("fixed", "uniform", "lognormal")
+
+
+def _lengths(name, spec, n, rng) -> np.ndarray:
+    if isinstance(spec, numbers.Integral) and not isinstance(spec, bool):
+        spec = ("fixed", spec)
+    if not isinstance(spec, (tuple, list)) or not spec or spec[0] not in LENGTH_KINDS:
+        raise ValueError(f"{name} must be ('fixed', n), ('uniform', lo, hi) or ('lognormal', mean, sigma[, max]), "
+                         f"got {spec!r}")
+    kind, args = spec[0], tuple(spec[1:])
+    if kind == "fixed":
+        if len(args) != 1:
+            raise ValueError(f"{name}: ('fixed', n) takes one number, got {spec!r}")
+        return np.full(n, whole(f"{name} length", args[0]), dtype=np.int64)
+    if kind == "uniform":
+        if len(args) != 2:
+            raise ValueError(f"{name}: ('uniform', lo, hi) takes two numbers, got {spec!r}")
+        lo, hi = whole(f"{name} lo", args[0]), whole(f"{name} hi", args[1])
+        if hi < lo:
+            raise ValueError(f"{name}: hi = {hi} is below lo = {lo}")
+        return rng.integers(lo, hi + 1, size=n).astype(np.int64)
+    if len(args) not in (2, 3):
+        raise ValueError(f"{name}: ('lognormal', mean, sigma[, max]) takes two or three numbers, got {spec!r}")
+    mean = real(f"{name} mean", args[0], 1.0, 1e9)
+    sigma = real(f"{name} sigma", args[1], 0.0, 5.0)
+    mx = whole(f"{name} max", args[2]) if len(args) == 3 else 2**40
+    x = rng.lognormal(math.log(mean) - sigma**2 / 2, sigma, size=n)
+    return np.clip(np.rint(x), 1, mx).astype(np.int64)
+
+
+def workload(n_requests: int, rate_per_s: float, arrival: str = "poisson", burstiness: float = 1.0,
+             prompt=("fixed", 512), output=("fixed", 128), seed: int = 0) -> ServingWorkload:
+    """``n_requests`` requests at ``rate_per_s`` (:mod:`accelbook.inference.serving`'s docstring).
+    ``arrival``: "poisson" or "bursty" (gamma inter-arrivals with coefficient of variation
+    ``burstiness``). ``prompt`` / ``output``: a whole number, ``("fixed", n)``, ``("uniform", lo, hi)``
+    or ``("lognormal", mean, sigma[, max])``."""
+    n = whole("n_requests", n_requests)
+    rate = real("rate_per_s", rate_per_s, 0.0, 1e12, lo_open=True)
+    if arrival not in ("poisson", "bursty"):
+        raise ValueError(f"arrival must be 'poisson' or 'bursty', got {arrival!r}")
+    cv = real("burstiness", burstiness, 0.0, 100.0, lo_open=True)
+    if arrival == "poisson" and cv != 1.0:
+        raise ValueError(f"burstiness = {cv} needs arrival='bursty' (Poisson has cv = 1)")
+    seed = whole("seed", seed, 0)
+    rng = np.random.default_rng(seed)
+    shape = 1.0 / cv**2
+    gaps = rng.standard_gamma(shape, size=n) / (shape * rate)
+    p = _lengths("prompt", prompt, n, rng)
+    o = _lengths("output", output, n, rng)
+    return ServingWorkload(np.cumsum(gaps), p, o)
