@@ -3,7 +3,7 @@
 1. Goal (issue 5): every layout of a 405B model on 16,384 chips in under 2 s on this machine.
    ``training.search`` enumerates and evaluates in one Numba kernel, then builds the table.
 2. The same search done the slow way, in one run: ``tests/naive_training.py`` enumerates with
-   itertools and evaluates each layout with the kernel's Python source (``_evaluate.py_func``); the
+   itertools and evaluates each layout with the kernel's Python source (``kernel._evaluate.py_func``); the
    tests check both give identical results. Prints layouts per second for each and the ratio.
 
 Usage: python benchmarks/bench_training.py
@@ -19,9 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from accelbook import training  # noqa: E402
-from accelbook.specs.chips import get_chip  # noqa: E402
+from accelbook.specs.chips import get_chip, usable_memory_bytes  # noqa: E402
 from accelbook.specs.clusters import cluster_for  # noqa: E402
 from accelbook.specs.models import get_model  # noqa: E402
+from accelbook.training import kernel, slots  # noqa: E402
 
 GOAL_S = 2.0
 
@@ -34,17 +35,10 @@ def timed(fn, *args, **kw):
 
 def _kernel_only(model, chip, n, B, s):
     """The enumeration and evaluation kernel alone, without the DataFrame around it."""
-    import numpy as np
-
     sp = training.search_space(model, n)
-    mv = training._model_vec(model, s)
-    cv, _ = training._chip_vec(chip, cluster_for(chip), "bf16")
-    cap = int(np.prod([len(v) for v in sp.values()]))
-    cfg = np.zeros((cap, len(training.CONFIG_FIELDS)))
-    res = np.zeros((cap, training.N_RESULTS))
-    return training._search_kernel(mv, cv, float(n), float(B), float(s), sp["tp"], sp["cp"], sp["pp"], sp["vp"],
-                                   sp["ep"], sp["microbatch"], sp["zero_stage"], sp["recompute"], True, True, 0.10,
-                                   0.0, cfg, res)
+    mv = slots.model_vector(model, s)
+    cv, _ = slots.chip_vector(chip, cluster_for(chip), "bf16")
+    return len(kernel.evaluate_layouts(mv, cv, n, B, s, sp, True, True, usable_memory_bytes(chip.hbm_bytes), 0.0)[0])
 
 
 def main() -> int:

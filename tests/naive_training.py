@@ -2,19 +2,39 @@
 
 Enumerates every combination of the candidate values with :func:`itertools.product`, keeps the
 valid ones by the rules as the module's documentation states them (written here from the text, not
-from the kernel's loop), and evaluates each with the un-jitted Python body of ``_evaluate``. The
-search kernel must return exactly this set of layouts with the same results.
+from the kernel's loop), and evaluates each with the un-jitted Python body of ``kernel._evaluate``, the
+formula helpers it calls un-jitted too. The search kernel must return exactly this set of layouts with
+the same results.
 """
 
 from __future__ import annotations
 
 import itertools
+import types
 
 import numpy as np
+from numba.core.registry import CPUDispatcher
 
 from accelbook import training
+from accelbook.specs.chips import MEMORY_RESERVE, usable_memory_bytes
+from accelbook.training import kernel, slots
 
 FIELDS = ("tp", "cp", "pp", "vp", "ep", "microbatch", "zero_stage", "recompute")
+
+
+def python_body(fn, _seen=None):
+    """The plain-Python version of an ``@njit`` function: its ``py_func``, with every ``@njit``
+    function it calls by name replaced by that function's plain-Python version (recursively), so
+    that no compiled code runs in the reference."""
+    _seen = {} if _seen is None else _seen
+    if fn not in _seen:
+        py = fn.py_func
+        env = dict(py.__globals__)
+        _seen[fn] = types.FunctionType(py.__code__, env, py.__name__, py.__defaults__, py.__closure__)
+        for name in py.__code__.co_names:
+            if isinstance(env.get(name), CPUDispatcher):
+                env[name] = python_body(env[name], _seen)
+    return _seen[fn]
 
 
 def is_valid(tp, cp, pp, vp, ep, mb, *, n, B, s, layers, heads, experts):
@@ -40,14 +60,14 @@ def is_valid(tp, cp, pp, vp, ep, mb, *, n, B, s, layers, heads, experts):
 
 
 def reference_search(model, chip, cluster, n, B, s, precision="bf16", flash=True, seqpar=True,
-                     reserve=0.10, tp_overlap=0.0, **fixed):
+                     reserve=MEMORY_RESERVE, tp_overlap=0.0, **fixed):
     """{(tp, cp, pp, vp, dp, ep, microbatch, zero_stage, recompute name): result vector} over every
-    valid layout, each evaluated by ``training._evaluate.py_func``."""
+    valid layout, each evaluated by the plain-Python body of ``kernel._evaluate`` (:func:`python_body`)."""
     space = training.search_space(model, n, **fixed)
-    mv = training._model_vec(model, s)
-    cv, _ = training._chip_vec(chip, cluster, precision)
+    mv = slots.model_vector(model, s)
+    cv, _ = slots.chip_vector(chip, cluster, precision)
     experts = model.moe.n_experts if model.moe is not None else 1
-    evaluate = training._evaluate.py_func
+    evaluate = python_body(kernel._evaluate)
     out = {}
     for tp, cp, pp, vp, ep, mb, zero, rec in itertools.product(*(space[k] for k in FIELDS)):
         tp, cp, pp, vp, ep, mb = (int(x) for x in (tp, cp, pp, vp, ep, mb))
@@ -58,7 +78,8 @@ def reference_search(model, chip, cluster, n, B, s, precision="bf16", flash=True
         res = np.empty(training.N_RESULTS)
         evaluate(mv=mv, c=cv, B=float(B), s=float(s), tp=float(tp), cp=float(cp), pp=float(pp), vp=float(vp),
                  dp=float(dp), ep=float(ep), mb=float(mb), zero=int(zero), rec=int(rec), flash=flash,
-                 seqpar=seqpar, reserve=reserve, tp_overlap=tp_overlap, out=res)
+                 seqpar=seqpar, usable_bytes=usable_memory_bytes(chip.hbm_bytes, reserve), tp_overlap=tp_overlap,
+                 out=res)
         key = (tp, cp, pp, vp, dp, ep, mb, int(zero), training.RECOMPUTE[int(rec)])
         assert key not in out
         out[key] = res

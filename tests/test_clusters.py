@@ -10,6 +10,8 @@ from accelbook.specs import clusters as C
 from accelbook.specs.chips import get_chip
 from accelbook.specs.efficiency import measured_efficiency
 from accelbook.specs.loader import CatalogueError
+from accelbook.training.communication import ring_bandwidth
+from accelbook.training.slots import chip_vector
 
 _IDS = ("dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72", "tpu-v4-pod", "tpu-v5e-pod", "tpu-v5p-pod",
         "tpu-v6e-pod", "jean-zay-a100")
@@ -83,11 +85,11 @@ def test_domain_bw_switched_and_torus():
 @pytest.mark.parametrize("cid", _IDS)
 def test_kernel_bandwidth_matches_cluster_domain_bw(cid):
     cl = C.get_cluster(cid)
-    cv = T._chip_vec(cl.chip, cl, "bf16")[0]
+    cv = chip_vector(cl.chip, cl, "bf16")[0]
     for g in (2, 4, 8, 16, 64, 256, 1024):
         if g > cl.domain_chips:
             continue
-        assert T._bw_in(float(g), cv) == pytest.approx(cl.domain_bw(g), rel=1e-12), g
+        assert ring_bandwidth(float(g), cv) == pytest.approx(cl.domain_bw(g), rel=1e-12), g
 
 
 def test_with_changes_what_if():

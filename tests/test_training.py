@@ -20,6 +20,8 @@ from accelbook.chip.tiling import gpu_gemm, tpu_gemm
 from accelbook.specs.chips import get_chip
 from accelbook.specs.clusters import cluster_for
 from accelbook.specs.models import Model, get_model
+from accelbook.training.compute import gemm_shape_efficiency
+from accelbook.training.slots import chip_vector
 
 GB = 1e9
 
@@ -38,7 +40,7 @@ GPT_SMALL = Model(id="gpt-test", name="GPT test", family="test", n_layers=8, d_m
                   d_ff=4096, vocab_size=32000, ffn="gelu")
 
 
-# -- 1. shape-efficiency kernel against accelbook.tiling ------------------------------------------------
+# -- 1. shape-efficiency kernel against accelbook.chip.tiling ------------------------------------------------
 _GPU_CHIPS = ("h100", "a100", "b200")
 _TPU_CHIPS = ("tpu-v5p", "tpu-v4")
 _dim = st.integers(min_value=1, max_value=20000)
@@ -48,25 +50,25 @@ _dim = st.integers(min_value=1, max_value=20000)
 @given(M=_dim, N=_dim, K=_dim, chip=st.sampled_from(_GPU_CHIPS))
 def test_gpu_shape_efficiency_is_tiling_gpu_gemm(M, N, K, chip):
     c = get_chip(chip)
-    cv = T._chip_vec(c, cluster_for(c), "bf16")[0]
+    cv = chip_vector(c, cluster_for(c), "bf16")[0]
     ref = gpu_gemm(M, N, K, sms=c.compute_units)["efficiency"]
-    assert T._gemm_shape_eff(float(M), float(N), float(K), cv) == pytest.approx(ref, rel=1e-12)
+    assert gemm_shape_efficiency(float(M), float(N), float(K), cv) == pytest.approx(ref, rel=1e-12)
 
 
 @settings(max_examples=150, deadline=None)
 @given(M=_dim, N=_dim, K=_dim, chip=st.sampled_from(_TPU_CHIPS))
 def test_tpu_shape_efficiency_is_tiling_tpu_gemm(M, N, K, chip):
     c = get_chip(chip)
-    cv = T._chip_vec(c, cluster_for(c), "bf16")[0]
+    cv = chip_vector(c, cluster_for(c), "bf16")[0]
     ref = tpu_gemm(M, N, K, mxu=c.mxu_rows, n_mxu=c.mxu_count)["efficiency"]
-    assert T._gemm_shape_eff(float(M), float(N), float(K), cv) == pytest.approx(ref, rel=1e-12)
+    assert gemm_shape_efficiency(float(M), float(N), float(K), cv) == pytest.approx(ref, rel=1e-12)
 
 
 def test_shape_efficiency_worked_numbers():
     # tiling's docstring: 2048^3 on 132 SMs -> 256/264; 2304 -> 324/396 (K a multiple of 64)
-    cv = T._chip_vec(get_chip("h100"), cluster_for("h100"), "bf16")[0]
-    assert T._gemm_shape_eff(2048.0, 2048.0, 2048.0, cv) == pytest.approx(256 / 264)
-    assert T._gemm_shape_eff(2304.0, 2304.0, 2304.0, cv) == pytest.approx(324 / 396)
+    cv = chip_vector(get_chip("h100"), cluster_for("h100"), "bf16")[0]
+    assert gemm_shape_efficiency(2048.0, 2048.0, 2048.0, cv) == pytest.approx(256 / 264)
+    assert gemm_shape_efficiency(2304.0, 2304.0, 2304.0, cv) == pytest.approx(324 / 396)
 
 
 # -- 2. the search against a plain-Python enumeration ----------------------------------------------------
@@ -638,7 +640,7 @@ def test_lean_best_layout_equals_the_search_table(model, chip, n, seq):
     # scaling() uses the table-free path; it must pick exactly the layout search() reports as best
     gbt = 2 * seq * n
     best = T.search(model, chip, n, gbt, seq, top=1).attrs["best"]
-    c = T._best_config(model, chip, n, gbt, seq, "bf16", None, {})
+    c = T.best_config(model, chip, n, gbt, seq, "bf16", None, {})
     for k in ("tp", "cp", "pp", "vp", "ep", "microbatch", "zero_stage", "recompute"):
         assert c[k] == best.config[k], k
     fast = T.scaling(model, chip, [n], seq, batch_tokens_per_chip=2 * seq, layout="best")

@@ -1,0 +1,144 @@
+"""Communication of a training step in the two-level cluster: collectives and who sends what.
+
+A :class:`~accelbook.specs.clusters.Cluster` is fast domains (NVLink/NVSwitch, or a TPU torus) joined
+by a network. A group of ``g`` ranks at rank stride ``stride`` (Megatron order tp → cp → dp → pp,
+tp innermost) puts ``g_in = min(g, ⌊domain/stride⌋)`` members in each domain and spans
+``g_out = ⌈g/g_in⌉`` domains. A collective over it is hierarchical: a ring inside the domain
+(:func:`accelbook.network.collectives.ring_time_s` at the domain's step latency and per-chip
+bandwidth, 2 links per torus axis spanned, :func:`accelbook.network.geometry.torus_axes`), then a ring
+of ``S/g_in`` across the domains on the network.
+
+Per layer and microbatch (``T`` tokens of ``d`` on a chip, bf16):
+
+- tensor parallel with sequence parallelism: 4 all-gathers + 4 reduce-scatters of ``2·T·d`` bytes
+  (4 more with full recomputation), exposed except for the share ``tp_overlap``;
+- context parallel: ring passes of K and V (3 all-gathers' worth), hidden behind 3.5× the
+  attention time where that is long enough;
+- expert parallel: 4 all-to-alls of the routed tokens per MoE layer, exposed;
+- pipeline: a send forward and one backward per microbatch and chunk, exposed;
+- data parallel: the gradient reduce-scatter and the parameter all-gather, hidden behind one
+  microbatch's backward and forward; ZeRO-3 gathers weights every microbatch, hidden behind that
+  microbatch's work.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from accelbook.network.collectives import ring_time_s
+from accelbook.network.geometry import torus_axes
+
+from .slots import C_DOM, C_DOMBW, C_DOMLAT, C_NETBW, C_NETLAT, C_TORUS, M_D, M_DH, M_FMOE, M_TOPK
+
+#: the kernels' collective kinds (``collective_time``'s ``kind``)
+ALL_REDUCE = 0
+ALL_GATHER = REDUCE_SCATTER = 1   # one ring pass over the full buffer either way
+ALL_TO_ALL = 2
+SEND = 3
+
+
+@njit(cache=True, inline="always")
+def ring_bandwidth(g, c):
+    """Per-chip bandwidth (bytes/s) of a ring over ``g`` chips inside one domain: the switch port,
+    or 2 links per torus axis the group spans."""
+    if c[C_TORUS] == 0:
+        return c[C_DOMBW]
+    return 2.0 * torus_axes(g, c[C_DOM], c[C_TORUS]) * c[C_DOMBW]
+
+
+@njit(cache=True, inline="always")
+def domain_split(g, stride, c):
+    """(members inside one domain, number of domains) for a group of ``g`` ranks at this stride."""
+    inner = max(1.0, min(g, math.floor(c[C_DOM] / stride)))
+    if inner > g:
+        inner = g
+    outer = math.ceil(g / inner)
+    return inner, outer
+
+
+@njit(cache=True, inline="always")
+def collective_time(kind, S, g, stride, c):
+    """Time (s) of a collective over ``g`` ranks at rank stride ``stride``.
+
+    ``kind``: :data:`ALL_REDUCE`; :data:`ALL_GATHER` or :data:`REDUCE_SCATTER` (``S`` = the full
+    buffer); :data:`ALL_TO_ALL` (``S`` = bytes a rank sends in all: the share for peers in the domain
+    at the domain's ring bandwidth, the rest on the network, whichever is longer, plus
+    ``(g_in - 1)`` domain and ``(g_out - 1)`` network step latencies); :data:`SEND` (one point-to-point send of ``S``, on the network when the
+    stride leaves the domain). The rings are hierarchical: inside the domain, then across domains.
+    """
+    if g <= 1 or S <= 0:
+        return 0.0
+    gi, go = domain_split(g, stride, c)
+    bi = ring_bandwidth(gi, c)
+    if kind == SEND:
+        if stride >= c[C_DOM]:
+            return S / c[C_NETBW] + c[C_NETLAT]
+        return S / bi + c[C_DOMLAT]
+    if kind == ALL_TO_ALL:
+        t_in = S * (gi - 1) / g / bi
+        t_out = S * (g - gi) / g / c[C_NETBW]
+        return max(t_in, t_out) + (gi - 1) * c[C_DOMLAT] + (go - 1) * c[C_NETLAT]
+    passes = 2.0 if kind == ALL_REDUCE else 1.0
+    return ring_time_s(passes, S, gi, c[C_DOMLAT], bi) + ring_time_s(passes, S / gi, go, c[C_NETLAT], c[C_NETBW])
+
+
+@njit(cache=True, inline="always")
+def tensor_parallel_time(mv, c, T, tp, rec, tp_overlap):
+    """Exposed tensor-parallel time (s) of one layer: ``(1 - overlap)·n·t_ag(2·T·d)`` with n = 8
+    all-gathers and reduce-scatters, 12 under full recomputation (``rec`` 2)."""
+    if tp <= 1:
+        return 0.0
+    A = T * mv[M_D] * 2.0
+    n_coll = 8.0 + (4.0 if rec == 2 else 0.0)
+    return (1.0 - tp_overlap) * n_coll * collective_time(ALL_GATHER, A, tp, 1.0, c)
+
+
+@njit(cache=True, inline="always")
+def context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a):
+    """Exposed context-parallel time (s) of one layer: 3 ring passes of this chip's K and V
+    (``2·T·2·kv_loc·d_head`` bytes) over cp ranks at stride tp, less 3.5·t_a of attention behind them."""
+    if cp <= 1:
+        return 0.0
+    kv_bytes = T * 2.0 * kv_loc * mv[M_DH] * 2.0
+    t_cp_raw = 3.0 * collective_time(ALL_GATHER, kv_bytes * cp, cp, tp, c)
+    return max(0.0, t_cp_raw - 3.5 * t_a)
+
+
+@njit(cache=True, inline="always")
+def expert_all_to_all_time(mv, c, T, tp, cp, ep):
+    """Expert-parallel time (s) of one layer: ``f·4`` all-to-alls of the routed tokens
+    (``T·top_k·d·2/tp`` bytes) over ep ranks at stride tp·cp, on the MoE share ``f`` of layers."""
+    f = mv[M_FMOE]
+    if ep <= 1 or f <= 0:
+        return 0.0
+    return f * 4.0 * collective_time(ALL_TO_ALL, T * mv[M_TOPK] * mv[M_D] * 2.0 / tp, ep, tp * cp, c)
+
+
+@njit(cache=True, inline="always")
+def pipeline_send_time(mv, c, T, tp, cp, dp, pp, vp, sp):
+    """Pipeline sends (s) of one microbatch: ``2·vp`` sends of ``2·T·d/sp`` bytes to the next stage
+    (stride tp·cp·dp), one forward and one backward per chunk."""
+    if pp <= 1:
+        return 0.0
+    return 2.0 * vp * collective_time(SEND, T * mv[M_D] * 2.0 / sp, 2.0, tp * cp * dp, c)
+
+
+@njit(cache=True, inline="always")
+def data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, m, t_layers, t_f_mb, t_b_mb):
+    """(exposed, total) data-parallel time (s) of a step.
+
+    One pass ``t_ar`` = a ring over the ``g_ne`` ranks holding the same non-expert parameters
+    ``p_ne`` (stride tp) + one over the ``g_e`` holding the same experts ``p_e`` (stride tp·cp·ep),
+    of 2 bytes a parameter. ZeRO-3: 3 passes a microbatch (gather forward and backward, reduce-
+    scatter), each microbatch's hidden behind its ``t_layers`` of work. Otherwise: a reduce-scatter
+    of gradients hidden behind a microbatch's backward ``t_b_mb`` and an all-gather of weights behind
+    a forward ``t_f_mb``.
+    """
+    t_ar = collective_time(REDUCE_SCATTER, 2.0 * p_ne, g_ne, tp, c) \
+        + collective_time(REDUCE_SCATTER, 2.0 * p_e, g_e, tp * cp * ep, c)
+    if zero == 3:   # weights gathered for every microbatch, hidden behind that microbatch's work
+        per_mb = 3.0 * t_ar
+        return m * max(0.0, per_mb - t_layers), m * per_mb
+    return max(0.0, t_ar - t_b_mb) + max(0.0, t_ar - t_f_mb), 2.0 * t_ar

@@ -1,0 +1,257 @@
+"""The training kernels: one layout's results (:func:`_evaluate`) and every layout's (:func:`_search_kernel`).
+
+``_evaluate`` puts the formulas of :mod:`.compute`, :mod:`.communication`, :mod:`.pipeline` and
+:mod:`.memory` together for one layout and writes the named result slots (:mod:`.slots`, ``R_*``):
+
+    t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep                  (one layer, one microbatch)
+    step    = m·t_mb + (pp-1)/vp·t_mb + t_dp_exposed + t_opt,  t_opt = 28·Ψ_opt / B_hbm   (Adam, memory-bound)
+    MFU     = tokens · FLOP_per_token(causal) / (n · P · step),  HFU = MFU · 4/3 under full recomputation
+
+The per-step time components (``t_gemm_s``, ...) are those of the busiest stage: ``m·L/pp`` layer
+passes (forward + backward: ×3 for GEMMs and elementwise, ×3.5 attention FLOPs, ×3 score traffic).
+
+``_enumerate`` lists the valid layouts and ``_search_kernel`` evaluates them in parallel (``prange``
+over independent rows, each writing only its own row). Call them through :func:`evaluate_layout`
+and :func:`evaluate_layouts`, which take checked inputs and return arrays.
+
+The formula helpers are ``@njit(inline="always")``: Numba inlines them into ``_evaluate``, which
+compiles to one function as it did when it was written as one (called separately, each helper that
+takes the model and chip vectors costs reference counting; the search ran about 35 % slower). Numba's
+on-disk cache does not notice a change to a function in another file: after editing a helper, clear
+``.numba_cache``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .communication import (
+    context_parallel_time,
+    data_parallel_times,
+    expert_all_to_all_time,
+    pipeline_send_time,
+    tensor_parallel_time,
+)
+from .compute import kv_heads_per_chip, layer_compute_times, lm_head_time
+from .memory import (
+    activation_bytes,
+    activation_bytes_per_token,
+    logits_bytes,
+    memory_per_chip,
+    model_state_bytes,
+    optimizer_params,
+    stage_params,
+)
+from .pipeline import bubble_time, microbatch_time, microbatches_in_flight, stage_layers
+from .slots import (
+    C_HBMBW,
+    C_PEAK,
+    CFG_CP,
+    CFG_DP,
+    CFG_EP,
+    CFG_MB,
+    CFG_PP,
+    CFG_REC,
+    CFG_TP,
+    CFG_VP,
+    CFG_ZERO,
+    CONFIG_FIELDS,
+    M_E,
+    M_FLOP_CAUSAL,
+    M_H,
+    M_L,
+    N_RESULTS,
+    R_FITS,
+    R_HFU,
+    R_MEM_ACTIVATIONS_BYTES,
+    R_MEM_GRADS_BYTES,
+    R_MEM_LOGITS_BYTES,
+    R_MEM_OPTIMIZER_BYTES,
+    R_MEM_WEIGHTS_BYTES,
+    R_MEMORY_PER_CHIP_BYTES,
+    R_MFU,
+    R_N_MICROBATCHES,
+    R_STEP_TIME_S,
+    R_T_ATTENTION_S,
+    R_T_BUBBLE_S,
+    R_T_CP_COMM_S,
+    R_T_DP_COMM_S,
+    R_T_DP_TOTAL_S,
+    R_T_ELEMENTWISE_S,
+    R_T_EP_COMM_S,
+    R_T_GEMM_S,
+    R_T_LM_HEAD_S,
+    R_T_OPTIMIZER_S,
+    R_T_PP_COMM_S,
+    R_T_RECOMPUTE_S,
+    R_T_TP_COMM_S,
+    R_TOKENS_PER_S_PER_CHIP,
+)
+
+#: HBM bytes the Adam step moves per parameter: read and write the fp32 master weight and both moments
+#: (24), read the bf16 gradient and write the bf16 weight (4)
+ADAM_BYTES_PER_PARAM = 28.0
+
+
+@njit(cache=True)
+def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar, usable_bytes, tp_overlap, out):
+    """Fill ``out`` (the ``R_*`` slots) for one layout. ``B`` = global batch in sequences, ``s`` the
+    sequence length; ``zero`` the ZeRO stage, ``rec`` the index in RECOMPUTE; ``usable_bytes`` the
+    HBM a chip may fill. Every layout argument is a float except ``zero`` and ``rec``."""
+    for i in range(out.shape[0]):
+        out[i] = 0.0
+    L = mv[M_L]
+    T = mb * s / cp                           # tokens of a microbatch on one chip
+    sp = tp if seqpar else 1.0                # sequence parallelism splits norms/residuals by tp
+    m = B / (dp * mb)                         # microbatches per step
+    Lst, L_last = stage_layers(L, pp)
+    kv_loc = kv_heads_per_chip(mv, tp)
+    # ---- one layer, one microbatch: compute, then the communication it exposes
+    t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_rec = layer_compute_times(mv, c, T, s, tp, cp, ep, mb, sp, kv_loc, flash,
+                                                                      rec)
+    t_head = lm_head_time(mv, c, T, tp)
+    t_tp = tensor_parallel_time(mv, c, T, tp, rec, tp_overlap)
+    t_cp = context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a)
+    t_ep = expert_all_to_all_time(mv, c, T, tp, cp, ep)
+    t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep
+    # ---- the pipeline
+    t_pp = pipeline_send_time(mv, c, T, tp, cp, dp, pp, vp, sp)
+    t_mb = microbatch_time(L, Lst, L_last, pp, t_layer, t_head, t_pp)
+    bubble = bubble_time(pp, vp, t_mb)
+    # ---- data parallelism and the optimizer, on the parameters of the busiest stage
+    p_ne, p_e = stage_params(mv, L, Lst, L_last, pp, tp, ep)
+    g_ne = dp * cp                            # ranks holding the same non-expert weights
+    g_e = dp * cp / ep
+    t_dp, t_dp_total = data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, m, Lst * t_layer,
+                                           Lst * (t_fwd + t_tp / 2.0), Lst * (t_bwd + t_rec + t_tp / 2.0))
+    p_opt = optimizer_params(p_ne, p_e, g_ne, g_e, zero)
+    t_opt = ADAM_BYTES_PER_PARAM * p_opt / c[C_HBMBW]
+    step = m * t_mb + bubble + t_dp + t_opt
+    # ---- memory
+    mem_w, mem_g, mem_o = model_state_bytes(p_ne, p_e, g_ne, g_e, zero, p_opt)
+    in_flight = microbatches_in_flight(m, pp, vp)
+    mem_a = activation_bytes(mv, T, Lst, sp, activation_bytes_per_token(mv, s, tp, sp, kv_loc, rec, flash),
+                             in_flight, rec)
+    mem_l = logits_bytes(mv, T, tp)
+    total = memory_per_chip(mem_w, mem_g, mem_o, mem_a, mem_l, in_flight, pp)
+    # ---- results: per-step components of the busiest stage (m·L/pp layer passes)
+    layer_passes = m * L / pp
+    tokens = B * s
+    n = tp * cp * pp * dp
+    out[R_STEP_TIME_S] = step
+    out[R_T_GEMM_S] = layer_passes * 3.0 * t_g
+    out[R_T_ATTENTION_S] = layer_passes * (3.5 * t_a + 3.0 * t_a_mem)
+    out[R_T_ELEMENTWISE_S] = layer_passes * 3.0 * t_e
+    out[R_T_RECOMPUTE_S] = layer_passes * t_rec
+    out[R_T_LM_HEAD_S] = m * t_head / pp
+    out[R_T_TP_COMM_S] = layer_passes * t_tp
+    out[R_T_CP_COMM_S] = layer_passes * t_cp
+    out[R_T_EP_COMM_S] = layer_passes * t_ep
+    out[R_T_PP_COMM_S] = m * t_pp
+    out[R_T_BUBBLE_S] = bubble
+    out[R_T_DP_COMM_S] = t_dp
+    out[R_T_OPTIMIZER_S] = t_opt
+    out[R_MEM_WEIGHTS_BYTES] = mem_w
+    out[R_MEM_GRADS_BYTES] = mem_g
+    out[R_MEM_OPTIMIZER_BYTES] = mem_o
+    out[R_MEM_ACTIVATIONS_BYTES] = mem_a
+    out[R_MEM_LOGITS_BYTES] = mem_l
+    out[R_MEMORY_PER_CHIP_BYTES] = total
+    out[R_FITS] = 1.0 if total <= usable_bytes else 0.0
+    out[R_MFU] = tokens * mv[M_FLOP_CAUSAL] / (n * c[C_PEAK] * step)
+    out[R_HFU] = out[R_MFU] * (1.0 + ((1.0 / 3.0) if rec == 2 else 0.0))   # full recomputation: 4 passes, not 3
+    out[R_TOKENS_PER_S_PER_CHIP] = tokens / step / n
+    out[R_N_MICROBATCHES] = m
+    out[R_T_DP_TOTAL_S] = t_dp_total
+
+
+@njit(cache=True)
+def _enumerate(mv, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, cfg):
+    """Fill the rows of ``cfg`` (``CFG_*`` columns) with every valid layout; returns how many.
+
+    Validity: tp·cp·pp·dp = n, ep | dp and ep | experts, dp·mb | B, vp > 1 only with pp > 1,
+    (B/(dp·mb)) % pp == 0 and pp·vp ≤ layers, tp | heads, pp ≤ layers, s % 2cp == 0 (cp > 1).
+    """
+    k = 0
+    L = mv[M_L]
+    for tp in tps:
+        if mv[M_H] % tp != 0:
+            continue
+        for cp in cps:
+            if cp > 1 and s % (2 * cp) != 0:
+                continue
+            for pp in pps:
+                if pp > L:
+                    continue
+                tcp = tp * cp * pp
+                if n % tcp != 0:
+                    continue
+                dp = n // tcp
+                for ep in eps:
+                    if dp % ep != 0 or mv[M_E] % ep != 0:
+                        continue
+                    for mb in mbs:
+                        if B % (dp * mb) != 0:
+                            continue
+                        m = B // (dp * mb)
+                        for vp in vps:
+                            if vp > 1 and (pp == 1 or m % pp != 0 or pp * vp > L):
+                                continue
+                            for zero in zeros:
+                                for rec in recs:
+                                    cfg[k, CFG_TP] = tp
+                                    cfg[k, CFG_CP] = cp
+                                    cfg[k, CFG_PP] = pp
+                                    cfg[k, CFG_VP] = vp
+                                    cfg[k, CFG_DP] = dp
+                                    cfg[k, CFG_EP] = ep
+                                    cfg[k, CFG_MB] = mb
+                                    cfg[k, CFG_ZERO] = zero
+                                    cfg[k, CFG_REC] = rec
+                                    k += 1
+    return k
+
+
+@njit(cache=True, parallel=True)
+def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, flash, seqpar, usable_bytes, tp_overlap,
+                   cfg, res):
+    """Enumerate every valid layout into the rows of ``cfg`` (:func:`_enumerate`), then evaluate them
+    in parallel into the rows of ``res``; returns the number of rows filled."""
+    k = _enumerate(mv, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, cfg)
+    for i in prange(k):
+        _evaluate(mv, c, B, s, cfg[i, CFG_TP], cfg[i, CFG_CP], cfg[i, CFG_PP], cfg[i, CFG_VP], cfg[i, CFG_DP],
+                  cfg[i, CFG_EP], cfg[i, CFG_MB], int(cfg[i, CFG_ZERO]), int(cfg[i, CFG_REC]), flash, seqpar,
+                  usable_bytes, tp_overlap, res[i])
+    return k
+
+
+# -- the public wrappers -----------------------------------------------------------------------------------------
+def evaluate_layout(mv: np.ndarray, cv: np.ndarray, B: int, s: int, tp: int, cp: int, pp: int, vp: int, dp: int,
+                    ep: int, microbatch: int, zero_stage: int, rec: int, flash: bool, seqpar: bool,
+                    usable_bytes: float, tp_overlap: float) -> np.ndarray:
+    """The result vector (``R_*`` slots, :data:`~.slots.RESULT_FIELDS`) of one layout.
+
+    ``mv``, ``cv``: :func:`~.slots.model_vector`, :func:`~.slots.chip_vector`; ``B`` sequences of
+    ``s`` tokens a step; ``rec`` the index of the recompute mode in RECOMPUTE; ``usable_bytes`` the
+    HBM a chip may fill (bytes); ``tp_overlap`` the hidden share of tensor-parallel communication.
+    The caller has checked that the layout is valid (:func:`accelbook.training.estimate` does).
+    """
+    out = np.empty(N_RESULTS)
+    _evaluate(mv, cv, float(B), float(s), float(tp), float(cp), float(pp), float(vp), float(dp), float(ep),
+              float(microbatch), zero_stage, rec, bool(flash), bool(seqpar), float(usable_bytes), float(tp_overlap),
+              out)
+    return out
+
+
+def evaluate_layouts(mv: np.ndarray, cv: np.ndarray, n: int, B: int, s: int, space: dict[str, np.ndarray],
+                     flash: bool, seqpar: bool, usable_bytes: float, tp_overlap: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every valid layout of the candidate values ``space`` (:func:`accelbook.training.search_space`)
+    on ``n`` chips: (config rows, ``CFG_*`` columns; result rows, ``R_*`` columns), in enumeration order."""
+    cap = int(np.prod([len(v) for v in space.values()]))
+    cfg = np.zeros((cap, len(CONFIG_FIELDS)), dtype=np.float64)
+    res = np.zeros((cap, N_RESULTS))
+    k = _search_kernel(mv, cv, float(n), float(B), float(s), space["tp"], space["cp"], space["pp"], space["vp"],
+                       space["ep"], space["microbatch"], space["zero_stage"], space["recompute"], bool(flash),
+                       bool(seqpar), float(usable_bytes), float(tp_overlap), cfg, res)
+    return cfg[:k], res[:k]

@@ -1,0 +1,94 @@
+"""Memory per chip of the busiest pipeline stage: model states, activations, logits.
+
+- **Model states** (ZeRO, Rajbhandari et al. 2020): bf16 weights 2Ψ, bf16 gradients 2Ψ, fp32 Adam
+  states (master weights and two moments) 12Ψ, for the Ψ parameters a chip holds; divided by the
+  data-parallel group that holds the same parameters for ZeRO stage 3 (weights), ≥ 2 (gradients),
+  ≥ 1 (optimizer states).
+- **Activations** per layer and token: the tensors the backward pass needs (Korthikanti et al. 2022,
+  without dropout; K/V replicated when tp exceeds the K/V heads), times the microbatches in flight
+  on the first stage (:func:`accelbook.training.pipeline.microbatches_in_flight`). Full
+  recomputation keeps each layer's input and one layer's full set.
+- **Logits**: fp32, ``4·T·V/tp`` bytes, on the last stage.
+
+Whether it fits is decided against ``(1 - reserve)`` of HBM (:func:`accelbook.specs.chips.usable_memory_bytes`).
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from .slots import M_D, M_DFF, M_DFFE, M_DH, M_DV, M_FMOE, M_H, M_NM, M_NSH, M_PEMB, M_PHEAD, M_PLAYER_E, M_PLAYER_NE, M_TOPK, M_V
+
+
+@njit(cache=True, inline="always")
+def stage_params(mv, L, Lst, L_last, pp, tp, ep):
+    """(non-expert, expert) parameters a chip of the busiest stage holds before ZeRO: its layers'
+    share ``/tp`` (experts ``/(tp·ep)``), with the embedding on the first stage and the LM head
+    and final norm on the last (both on the one stage without a pipeline)."""
+    p_ne_first = Lst * mv[M_PLAYER_NE] / tp + mv[M_PEMB] / tp
+    p_ne_last = L_last * mv[M_PLAYER_NE] / tp + mv[M_PHEAD] / tp
+    if pp == 1:
+        p_ne_first = L * mv[M_PLAYER_NE] / tp + (mv[M_PEMB] + mv[M_PHEAD]) / tp
+        p_ne_last = p_ne_first
+    return max(p_ne_first, p_ne_last), Lst * mv[M_PLAYER_E] / (tp * ep)
+
+
+@njit(cache=True, inline="always")
+def optimizer_params(p_ne, p_e, g_ne, g_e, zero):
+    """Parameters whose Adam states a chip keeps: all it holds, or ``1/g`` of them from ZeRO-1 on."""
+    return p_ne / (g_ne if zero >= 1 else 1.0) + p_e / (g_e if zero >= 1 else 1.0)
+
+
+@njit(cache=True, inline="always")
+def model_state_bytes(p_ne, p_e, g_ne, g_e, zero, p_opt):
+    """(weights, gradients, optimizer states) in bytes: ``2Ψ/g`` (ZeRO-3), ``2Ψ/g`` (ZeRO ≥ 2), ``12·p_opt``."""
+    w_div_ne = g_ne if zero == 3 else 1.0
+    w_div_e = g_e if zero == 3 else 1.0
+    mem_w = 2.0 * (p_ne / w_div_ne + p_e / w_div_e)
+    mem_g = 2.0 * (p_ne / (g_ne if zero >= 2 else 1.0) + p_e / (g_e if zero >= 2 else 1.0))
+    return mem_w, mem_g, 12.0 * p_opt
+
+
+@njit(cache=True, inline="always")
+def activation_bytes_per_token(mv, s, tp, sp, kv_loc, rec, flash):
+    """Bytes one layer keeps per token for the backward pass: the residual inputs of the 2 norms;
+    the norms' outputs (GEMM inputs) and the FFN activation output unless "selective" (``rec`` 1)
+    recomputes them; q, k, v and the attention output; the FFN's up-projection outputs; the routed
+    copies; and, unfused without recomputation, the softmax output (bf16, ``2·(h/tp)·s``)."""
+    d = mv[M_D]
+    f = mv[M_FMOE]
+    keep = 0.0 if rec == 1 else 1.0
+    store_ffn = (mv[M_NM] - 1.0) * 2.0 + keep * 2.0
+    a_tok = 2.0 * 2.0 * d / sp + keep * 2.0 * 2.0 * d / sp + 2.0 * (mv[M_H] / tp + 2.0 * kv_loc) * mv[M_DH] \
+        + 2.0 * mv[M_DV] / tp + (1.0 - f) * store_ffn * mv[M_DFF] / tp \
+        + f * (mv[M_TOPK] * (2.0 * d + store_ffn * mv[M_DFFE] / tp) + mv[M_NSH] * store_ffn * mv[M_DFFE] / tp)
+    if not flash and rec == 0:   # softmax output, bf16 (no dropout: Korthikanti's 5as² counts 3 more for it)
+        a_tok += 2.0 * mv[M_H] * s / tp
+    return a_tok
+
+
+@njit(cache=True, inline="always")
+def activation_bytes(mv, T, Lst, sp, a_tok, in_flight, rec):
+    """Activation bytes on the first stage: ``T·L_st·a_tok·in_flight``; under full recomputation
+    (``rec`` 2) each layer's input ``2d/sp`` per token in flight plus one layer's full set."""
+    if rec == 2:
+        return T * Lst * (2.0 * mv[M_D] / sp) * in_flight + T * a_tok
+    return T * Lst * a_tok * in_flight
+
+
+@njit(cache=True, inline="always")
+def logits_bytes(mv, T, tp):
+    """fp32 logits of a microbatch on the last stage: ``4·T·V/tp`` bytes."""
+    return 4.0 * T * mv[M_V] / tp
+
+
+@njit(cache=True, inline="always")
+def memory_per_chip(mem_w, mem_g, mem_o, mem_a, mem_l, in_flight, pp):
+    """Bytes on the busiest chip: everything on one stage; with a pipeline the larger of the first
+    stage (all activations in flight) and the last (the logits, and one microbatch's activations
+    per ``in_flight``)."""
+    if pp > 1:   # logits live on the last stage, which holds fewer activations in flight
+        last = mem_w + mem_g + mem_o + mem_l + mem_a / max(1.0, in_flight)
+        first = mem_w + mem_g + mem_o + mem_a
+        return max(first, last)
+    return mem_w + mem_g + mem_o + mem_a + mem_l

@@ -1,0 +1,97 @@
+"""Throughput against chip count: :func:`scaling`, weak or strong, with a fixed or a searched layout."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from accelbook.checks import whole
+from accelbook.specs.chips import MEMORY_RESERVE, Chip, usable_memory_bytes
+from accelbook.specs.clusters import Cluster
+from accelbook.specs.models import Model
+
+from .arguments import batch_sequences, resolve
+from .kernel import evaluate_layout
+from .layouts import best_config
+from .slots import RECOMPUTE, chip_vector, model_vector
+from .step import TIME_LABELS, TrainingEstimate, to_estimate
+
+#: the components counted as communication in ``comm_share`` (exposed communication and the bubble)
+COMM_COMPONENTS = tuple(TIME_LABELS[k] for k in ("t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s",
+                                                  "t_bubble_s", "t_dp_comm_s"))
+
+
+def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: int,
+            batch_tokens_per_chip: float | None = None, global_batch_tokens: float | None = None,
+            precision: str = "bf16", cluster: Cluster | str | None = None, layout: str = "fixed",
+            **fixed) -> pd.DataFrame:
+    """Throughput against chip count.
+
+    Weak scaling: ``batch_tokens_per_chip`` fixed (the global batch grows with the chips).
+    Strong scaling: ``global_batch_tokens`` fixed. ``layout="fixed"``: the best layout at the
+    LARGEST count is kept and only data parallelism changes (classic scaling: what is lost is
+    communication); ``layout="best"``: searched anew at each count (it may change strategy, so
+    efficiency can exceed 1 when more chips let a faster layout fit).
+    Efficiency = (tokens/s per chip) / (that at the first count that fits). Columns: n_chips,
+    tokens_per_s, tokens_per_s_per_chip, efficiency, mfu, comm_share (exposed communication +
+    bubble over the step), layout, note. ``fixed`` narrows the search as in :func:`search`.
+    """
+    if (batch_tokens_per_chip is None) == (global_batch_tokens is None):
+        raise ValueError("give exactly one of batch_tokens_per_chip (weak scaling) or global_batch_tokens (strong)")
+    if layout not in ("fixed", "best"):
+        raise ValueError(f"layout must be 'fixed' or 'best', got {layout!r}")
+    counts = sorted({whole("chip count", c) for c in chip_counts})
+    model, chip, cl = resolve(model, chip, cluster, precision)
+    rows, base = [], None
+
+    def gbt_of(n):
+        return global_batch_tokens if global_batch_tokens is not None else batch_tokens_per_chip * n
+
+    if layout == "fixed":
+        try:
+            base = best_config(model, chip, counts[-1], gbt_of(counts[-1]), seq_len, precision, cl, fixed)
+        except ValueError as e:
+            raise ValueError(f"no layout fits at the largest count ({counts[-1]:,} chips): {e}") from None
+    vecs = (model_vector(model, seq_len), *chip_vector(chip, cl, precision))
+    for n in counts:
+        gbt = gbt_of(n)
+        try:
+            if layout == "best":
+                base = best_config(model, chip, n, gbt, seq_len, precision, cl, fixed)
+            est = _estimate_fast(model, chip, cl, n, gbt, seq_len, base, vecs)
+        except ValueError as e:
+            rows.append({"n_chips": n, "note": str(e)})
+            continue
+        comm = sum(est.time[k] for k in COMM_COMPONENTS)
+        c = est.config
+        rows.append({"n_chips": n, "tokens_per_s": est.tokens_per_s, "tokens_per_s_per_chip": est.tokens_per_s_per_chip,
+                     "mfu": est.mfu, "comm_share": comm / est.step_time_s, "step_time_s": est.step_time_s,
+                     "fits": est.fits,
+                     "layout": f"tp{c['tp']} cp{c['cp']} pp{c['pp']} vp{c['vp']} dp{c['dp']} ep{c['ep']} "
+                               f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']}",
+                     "note": "" if est.fits else est.why_not_fit()})
+    out = pd.DataFrame(rows)
+    if "tokens_per_s_per_chip" in out and out["tokens_per_s_per_chip"].notna().any():
+        ref = out["tokens_per_s_per_chip"].dropna().iloc[0]
+        out["efficiency"] = out["tokens_per_s_per_chip"] / ref
+    return out
+
+
+def _estimate_fast(model, chip, cl, n, gbt, s, c: dict, vecs) -> TrainingEstimate:
+    """:func:`estimate` for a layout already checked by a search at another chip count, with the
+    model and chip vectors built once: only what changes with the chip count is checked here."""
+    mv, cv, notes = vecs
+    tcp = c["tp"] * c["cp"] * c["pp"]
+    if n % tcp:
+        raise ValueError(f"{n} chips do not split into tp·cp·pp = {tcp}")
+    dp = n // tcp
+    B = batch_sequences(gbt, s)
+    if B % (dp * c["microbatch"]) or dp % c["ep"]:
+        raise ValueError(f"the batch of {B} sequences does not split over dp = {dp} × microbatch {c['microbatch']}")
+    m = B // (dp * c["microbatch"])
+    if c["vp"] > 1 and m % c["pp"]:
+        raise ValueError(f"{m} microbatches are not a multiple of pp = {c['pp']} (needed for interleaving)")
+    out = evaluate_layout(mv, cv, B, s, c["tp"], c["cp"], c["pp"], c["vp"], dp, c["ep"], c["microbatch"],
+                          c["zero_stage"], RECOMPUTE.index(c["recompute"]), c["flash_attention"],
+                          c["sequence_parallel"], usable_memory_bytes(chip.hbm_bytes, MEMORY_RESERVE), 0.0)
+    config = dict(c, dp=dp, global_batch_sequences=B)
+    return to_estimate(out, model, chip, cl, n, config, mv, notes, c["flash_attention"], MEMORY_RESERVE)

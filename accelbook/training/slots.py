@@ -1,0 +1,156 @@
+"""The kernels' vectors and their named slots: the model, the chip, a layout, the results.
+
+The Numba kernels take plain float arrays, so every quantity has a slot, and every slot a name:
+
+- the **model vector** ``mv`` (``M_*``), built once per model and sequence length by
+  :func:`model_vector`;
+- the **chip vector** ``c`` (``C_*``), the chip in its cluster at one precision, built by
+  :func:`chip_vector`;
+- a **layout row** of the search (``CFG_*``, in the order of :data:`CONFIG_FIELDS`);
+- the **result vector** (``R_*``, in the order of :data:`RESULT_FIELDS`), which the kernel fills
+  and :func:`accelbook.training.step.to_estimate` and the search's table read back.
+
+Kernels read and write these only through the names (``out[R_MFU] = ...``), never by position, so
+a new slot added to a tuple moves no one else's number. Units are SI; a slot named ``..._s`` holds
+seconds, ``..._bytes`` bytes.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import numpy as np
+
+from accelbook.specs.chips import Chip
+from accelbook.specs.clusters import Cluster
+from accelbook.specs.efficiency import measured_efficiency
+from accelbook.specs.models import Model
+
+RECOMPUTE = ("none", "selective", "full")     # the kernel's ``rec``: 0, 1, 2
+PRECISIONS = ("bf16", "fp8")
+
+# -- the model vector ---------------------------------------------------------------------------------------
+# M_L layers; M_D d_model; M_H query heads; M_KV K/V heads; M_DH head dim; M_DFF dense FFN width;
+# M_V vocabulary; M_NM FFN matrices (3 SwiGLU, 2 GELU); M_E experts (1 if dense); M_TOPK experts per
+# token; M_DFFE expert FFN width; M_NSH shared experts; M_FMOE share of MoE layers; M_DQK, M_DV the
+# widths of the query/key and value projections (all heads); M_WIN weights of the attention's
+# in-projections; M_PLAYER_NE, M_PLAYER_E non-expert and expert parameters per layer; M_PEMB embedding
+# parameters; M_PHEAD LM head + final norm; M_FLOP_CAUSAL, M_FLOP_FULL training FLOPs per token
+# (causal or full attention, ``Model.flops_per_token``).
+(M_L, M_D, M_H, M_KV, M_DH, M_DFF, M_V, M_NM, M_E, M_TOPK, M_DFFE, M_NSH, M_FMOE, M_DQK, M_DV,
+ M_WIN, M_PLAYER_NE, M_PLAYER_E, M_PEMB, M_PHEAD, M_FLOP_CAUSAL, M_FLOP_FULL, M_NVEC) = range(23)
+
+# -- the chip vector ----------------------------------------------------------------------------------------
+# C_PEAK dense peak at the training precision, C_PEAK_ATT bf16 peak (attention, LM head) in FLOP/s;
+# C_ETA, C_ETA_ATT, C_ETA_BF16 measured GEMM, attention and bf16 GEMM efficiency; C_HBM capacity
+# (bytes) and C_HBMBW bandwidth (bytes/s); C_TPU 1 for a TPU; C_SMS SMs; C_MXU MXU side; C_NMXU MXUs;
+# C_BPE bytes per GEMM element (1 fp8, 2 bf16); C_DOM chips per fast domain; C_DOMBW a domain link's
+# bandwidth after efficiency; C_TORUS torus dimensions (0 = switched); C_DOMLAT domain step latency (s);
+# C_NETBW, C_NETLAT the network across domains (bytes/s after efficiency, s).
+(C_PEAK, C_PEAK_ATT, C_ETA, C_ETA_ATT, C_HBM, C_HBMBW, C_TPU, C_SMS, C_MXU, C_NMXU, C_BPE,
+ C_DOM, C_DOMBW, C_TORUS, C_DOMLAT, C_NETBW, C_NETLAT, C_ETA_BF16, C_NVEC) = range(19)
+
+# -- a layout: one row of the search ------------------------------------------------------------------------
+CONFIG_FIELDS = ("tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute")
+CFG = MappingProxyType({name: i for i, name in enumerate(CONFIG_FIELDS)})
+CFG_TP, CFG_CP, CFG_PP, CFG_VP = CFG["tp"], CFG["cp"], CFG["pp"], CFG["vp"]
+CFG_DP, CFG_EP, CFG_MB = CFG["dp"], CFG["ep"], CFG["microbatch"]
+CFG_ZERO, CFG_REC = CFG["zero_stage"], CFG["recompute"]   # recompute as its index in RECOMPUTE
+
+# -- the results: the columns of search()'s table, in this order ------------------------------------------------
+RESULT_FIELDS = (
+    "step_time_s", "t_gemm_s", "t_attention_s", "t_elementwise_s", "t_recompute_s", "t_lm_head_s",
+    "t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s", "t_bubble_s", "t_dp_comm_s",
+    "t_optimizer_s", "mem_weights_bytes", "mem_grads_bytes", "mem_optimizer_bytes",
+    "mem_activations_bytes", "mem_logits_bytes", "memory_per_chip_bytes", "fits", "mfu", "hfu",
+    "tokens_per_s_per_chip", "n_microbatches", "t_dp_total_s",
+)
+R = MappingProxyType({name: i for i, name in enumerate(RESULT_FIELDS)})
+N_RESULTS = len(RESULT_FIELDS)
+# one constant per field, "R_" + its name: what the kernels index with
+R_STEP_TIME_S = R["step_time_s"]
+R_T_GEMM_S = R["t_gemm_s"]                      # per step, busiest stage (as every t_*_s below)
+R_T_ATTENTION_S = R["t_attention_s"]
+R_T_ELEMENTWISE_S = R["t_elementwise_s"]
+R_T_RECOMPUTE_S = R["t_recompute_s"]
+R_T_LM_HEAD_S = R["t_lm_head_s"]
+R_T_TP_COMM_S = R["t_tp_comm_s"]
+R_T_CP_COMM_S = R["t_cp_comm_s"]
+R_T_EP_COMM_S = R["t_ep_comm_s"]
+R_T_PP_COMM_S = R["t_pp_comm_s"]
+R_T_BUBBLE_S = R["t_bubble_s"]
+R_T_DP_COMM_S = R["t_dp_comm_s"]                # exposed data-parallel time
+R_T_OPTIMIZER_S = R["t_optimizer_s"]
+R_MEM_WEIGHTS_BYTES = R["mem_weights_bytes"]
+R_MEM_GRADS_BYTES = R["mem_grads_bytes"]
+R_MEM_OPTIMIZER_BYTES = R["mem_optimizer_bytes"]
+R_MEM_ACTIVATIONS_BYTES = R["mem_activations_bytes"]
+R_MEM_LOGITS_BYTES = R["mem_logits_bytes"]
+R_MEMORY_PER_CHIP_BYTES = R["memory_per_chip_bytes"]
+R_FITS = R["fits"]                              # 1.0 or 0.0
+R_MFU = R["mfu"]
+R_HFU = R["hfu"]
+R_TOKENS_PER_S_PER_CHIP = R["tokens_per_s_per_chip"]
+R_N_MICROBATCHES = R["n_microbatches"]
+R_T_DP_TOTAL_S = R["t_dp_total_s"]              # all data-parallel traffic, hidden or not
+
+#: defaults the kernel assumes where the catalogue is silent (stated in the estimate's assumptions)
+DEFAULT_SMS, DEFAULT_MXU, DEFAULT_N_MXU = 132, 128, 4
+
+
+def model_vector(m: Model, seq_len: int) -> np.ndarray:
+    """The model vector (``M_*`` slots) of ``m`` at ``seq_len`` tokens per sequence."""
+    v = np.zeros(M_NVEC)
+    d, L = m.d_model, m.n_layers
+    d_qk, d_v = m.attention_dim
+    w_attn = sum(i * o for i, o in m.attention_matrices().values())
+    nm = 3 if m.ffn == "swiglu" else 2
+    v[M_L], v[M_D], v[M_H], v[M_KV], v[M_DH] = L, d, m.n_heads, m.kv_heads, m.d_head
+    v[M_DFF], v[M_V], v[M_NM] = m.d_ff, m.vocab_size, nm
+    v[M_DQK], v[M_DV], v[M_WIN] = d_qk, d_v, w_attn - d_v * d      # in-projections' weights
+    attn_p = m.attention_params() + 2 * m.norm_params
+    if m.moe is not None:
+        mo = m.moe
+        v[M_E], v[M_TOPK], v[M_DFFE], v[M_NSH] = mo.n_experts, mo.top_k, mo.d_ff_expert, mo.n_shared_experts
+        f = m.n_moe_layers / L
+        v[M_FMOE] = f
+        ffn_e = m.ffn_matrices(mo.d_ff_expert)
+        v[M_PLAYER_NE] = attn_p + (1 - f) * m.dense_ffn_params() + f * (mo.n_shared_experts * ffn_e + d * mo.n_experts)
+        v[M_PLAYER_E] = f * mo.n_experts * ffn_e
+    else:
+        v[M_E], v[M_TOPK] = 1, 1
+        v[M_PLAYER_NE] = attn_p + m.dense_ffn_params()
+    v[M_PEMB] = m.embedding_params
+    v[M_PHEAD] = m.lm_head_params + m.norm_params   # LM head and the final norm (last stage)
+    v[M_FLOP_CAUSAL] = m.flops_per_token(seq_len, training=True, causal=True)
+    v[M_FLOP_FULL] = m.flops_per_token(seq_len, training=True, causal=False)
+    return v
+
+
+def chip_vector(chip: Chip, cl: Cluster, precision: str) -> tuple[np.ndarray, list[str]]:
+    """The chip vector (``C_*`` slots) of ``chip`` in cluster ``cl`` at ``precision``, and notes on
+    what was assumed (measured efficiencies borrowed, SM or MXU counts not published)."""
+    if chip.hbm_bytes is None or chip.hbm_bw_bytes_per_s is None:
+        raise ValueError(f"{chip.name} has no HBM; the training model needs HBM capacity and bandwidth")
+    v = np.zeros(C_NVEC)
+    gemm, why_g = measured_efficiency(chip, precision)
+    att, why_a = measured_efficiency(chip, "attention")
+    v[C_PEAK] = chip.peak_flop_s(precision)
+    v[C_PEAK_ATT] = chip.peak_flop_s("bf16")
+    v[C_ETA], v[C_ETA_ATT] = gemm.fraction, att.fraction
+    v[C_ETA_BF16] = measured_efficiency(chip, "bf16")[0].fraction
+    v[C_HBM], v[C_HBMBW] = chip.hbm_bytes, chip.hbm_bw_bytes_per_s
+    v[C_TPU] = 1.0 if chip.kind == "tpu" else 0.0
+    v[C_SMS] = chip.compute_units or DEFAULT_SMS
+    v[C_MXU] = chip.mxu_rows or DEFAULT_MXU
+    v[C_NMXU] = chip.mxu_count or DEFAULT_N_MXU
+    v[C_BPE] = 1.0 if precision == "fp8" else 2.0
+    v[C_DOM], v[C_DOMBW], v[C_TORUS] = cl.domain_chips, cl.domain_bw_bytes_per_s * cl.domain_efficiency, cl.torus_dims
+    v[C_DOMLAT] = cl.domain_latency_s
+    v[C_NETBW], v[C_NETLAT] = cl.network_bw_bytes_per_s * cl.network_efficiency, cl.network_latency_s
+    notes = [why_g, why_a]
+    if chip.kind != "tpu" and chip.compute_units is None:
+        notes.append(f"{chip.name}: SM count not published; {DEFAULT_SMS} assumed for wave quantisation")
+    if chip.kind == "tpu" and chip.mxu_count is None:
+        notes.append(f"{chip.name}: MXU count not published; {DEFAULT_N_MXU} assumed for wave quantisation")
+    return v, notes

@@ -1,0 +1,203 @@
+"""One layout's training step: :func:`estimate` and the :class:`TrainingEstimate` it returns."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from accelbook.checks import fraction, one_of, whole
+from accelbook.specs.chips import MEMORY_RESERVE, Chip, get_chip, usable_memory_bytes
+from accelbook.specs.clusters import Cluster
+from accelbook.specs.models import Model
+
+from .arguments import batch_sequences, memory_reserve_fraction, resolve
+from .kernel import evaluate_layout
+from .slots import M_FLOP_CAUSAL, M_FLOP_FULL, RECOMPUTE, R, chip_vector, model_vector
+
+HOURS = 3600.0
+ZERO_STAGES = (0, 1, 2, 3)
+
+#: result field -> the name of its component in ``TrainingEstimate.time`` (and in charts)
+TIME_LABELS = {"t_gemm_s": "matmuls", "t_attention_s": "attention", "t_elementwise_s": "elementwise",
+               "t_recompute_s": "recompute", "t_lm_head_s": "LM head + loss", "t_tp_comm_s": "tensor-parallel comm",
+               "t_cp_comm_s": "context-parallel comm", "t_ep_comm_s": "expert all-to-all",
+               "t_pp_comm_s": "pipeline sends", "t_bubble_s": "pipeline bubble",
+               "t_dp_comm_s": "data-parallel comm (exposed)", "t_optimizer_s": "optimizer step"}
+#: result field -> the name of its component in ``TrainingEstimate.memory``
+MEMORY_LABELS = {"mem_weights_bytes": "weights", "mem_grads_bytes": "gradients",
+                 "mem_optimizer_bytes": "optimizer states", "mem_activations_bytes": "activations",
+                 "mem_logits_bytes": "logits"}
+
+
+@dataclass(frozen=True)
+class TrainingEstimate:
+    """A training step's time, utilisation, memory per chip and their breakdowns (SI units)."""
+
+    model: str
+    chip: str
+    cluster: str
+    n_chips: int
+    config: dict
+    step_time_s: float
+    mfu: float
+    hfu: float
+    tokens_per_s_per_chip: float
+    memory_per_chip_bytes: float
+    memory_capacity_bytes: float
+    fits: bool
+    time: dict = field(repr=False)
+    memory: dict = field(repr=False)
+    assumptions: tuple[str, ...] = field(repr=False, default=())
+    mfu_full_attention: float = field(repr=False, default=float("nan"))
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens_per_s_per_chip * self.n_chips
+
+    @property
+    def overflow_bytes(self) -> float:
+        """How far memory exceeds what is usable (0 when it fits)."""
+        return max(0.0, self.memory_per_chip_bytes - self.memory_capacity_bytes)
+
+    def time_to_train(self, tokens: float) -> float:
+        """Seconds to train ``tokens`` tokens at this rate (no restarts, no failures)."""
+        if not (isinstance(tokens, numbers.Real) and math.isfinite(tokens) and tokens > 0):
+            raise ValueError(f"tokens must be > 0, got {tokens!r}")
+        return tokens / self.tokens_per_s
+
+    def chip_hours(self, tokens: float) -> float:
+        return self.time_to_train(tokens) * self.n_chips / HOURS
+
+    def cost_usd(self, tokens: float, price_usd_per_hour: float | None = None) -> float:
+        """Chip-hours × price (the catalogue's list price unless one is given)."""
+        if price_usd_per_hour is None:
+            p = get_chip(self.chip).price_usd_per_hour
+            if p is None:
+                raise ValueError(f"{self.chip} has no published price per chip-hour; give price_usd_per_hour")
+            price_usd_per_hour = p
+        if not (math.isfinite(price_usd_per_hour) and price_usd_per_hour > 0):
+            raise ValueError(f"price must be > 0 USD/h, got {price_usd_per_hour!r}")
+        return self.chip_hours(tokens) * price_usd_per_hour
+
+    def breakdown(self) -> pd.DataFrame:
+        """Tidy table: component, kind (time/memory), value (s or bytes), share of the total."""
+        rows = [{"component": k, "kind": "time", "value": v, "share": v / self.step_time_s}
+                for k, v in self.time.items()]
+        rows += [{"component": k, "kind": "memory", "value": v, "share": v / self.memory_per_chip_bytes}
+                 for k, v in self.memory.items()]
+        return pd.DataFrame(rows)
+
+    def why_not_fit(self) -> str:
+        if self.fits:
+            return ""
+        big = max(self.memory, key=self.memory.get)
+        return (f"does not fit: {self.memory_per_chip_bytes / 1e9:.1f} GB needed per chip, "
+                f"{self.memory_capacity_bytes / 1e9:.1f} GB usable ({self.overflow_bytes / 1e9:.1f} GB over; "
+                f"largest: {big} {self.memory[big] / 1e9:.1f} GB)")
+
+
+def assumptions(notes: list[str], cl: Cluster, flash: bool, reserve: float) -> tuple[str, ...]:
+    """What an estimate takes for granted: the chip's ``notes``, then the model's standing choices."""
+    base = [
+        f"network: {cl.name}",
+        "sequence parallelism on whenever tp > 1; expert and pipeline communication exposed; tensor-parallel "
+        "communication exposed unless tp_overlap says otherwise",
+        "data-parallel reduce-scatter hidden behind one microbatch's backward, all-gather behind a forward",
+        "bf16 gradients reduced; Adam with fp32 master weights and moments (16 bytes/parameter, ZeRO paper)",
+        "no dropout; " + ("FlashAttention (scores never stored)" if flash else "unfused attention (scores stored)"),
+        f"{reserve:.0%} of HBM kept for runtime, communication buffers and fragmentation",
+        "no failures, restarts or checkpoint stalls (real runs lose some time to these)",
+    ]
+    return tuple(notes + base)
+
+
+def to_estimate(out: np.ndarray, model: Model, chip: Chip, cl: Cluster, n: int, config: dict, mv: np.ndarray,
+                notes: list[str], flash: bool, reserve: float) -> TrainingEstimate:
+    """The :class:`TrainingEstimate` of a result vector ``out`` (``R_*`` slots)."""
+    r = {k: float(out[i]) for k, i in R.items()}
+    time = {TIME_LABELS[k]: r[k] for k in TIME_LABELS}
+    memory = {MEMORY_LABELS[k]: r[k] for k in MEMORY_LABELS}
+    config = dict(config, n_microbatches=int(round(r["n_microbatches"])))
+    return TrainingEstimate(
+        model=model.name, chip=chip.name, cluster=cl.name, n_chips=n, config=config,
+        step_time_s=r["step_time_s"], mfu=r["mfu"], hfu=r["hfu"],
+        tokens_per_s_per_chip=r["tokens_per_s_per_chip"], memory_per_chip_bytes=r["memory_per_chip_bytes"],
+        memory_capacity_bytes=usable_memory_bytes(chip.hbm_bytes, reserve), fits=bool(r["fits"]),
+        time=time, memory=memory, assumptions=assumptions(notes, cl, flash, reserve),
+        mfu_full_attention=r["mfu"] * mv[M_FLOP_FULL] / mv[M_FLOP_CAUSAL],
+    )
+
+
+def check_layout(model: Model, n: int, s: int, tp: int, cp: int, pp: int, dp: int | None, ep: int) -> int:
+    """Say plainly why a layout is impossible; returns dp (``n / (tp·cp·pp)`` when not given)."""
+    if n % (tp * cp * pp):
+        raise ValueError(f"n_chips = {n} is not divisible by tp·cp·pp = {tp}·{cp}·{pp} = {tp * cp * pp}")
+    dp_auto = n // (tp * cp * pp)
+    if dp is None:
+        dp = dp_auto
+    elif whole("dp", dp) != dp_auto:
+        raise ValueError(f"tp·cp·pp·dp = {tp * cp * pp * dp} but n_chips = {n}; dp must be {dp_auto}")
+    if model.n_heads % tp:
+        raise ValueError(f"tp = {tp} must divide the {model.n_heads} attention heads of {model.name}")
+    if cp > 1 and s % (2 * cp):
+        raise ValueError(f"seq_len = {s} must be divisible by 2·cp = {2 * cp} (load-balanced context parallelism)")
+    n_exp = model.moe.n_experts if model.moe else 1
+    if ep > 1 and (model.moe is None or n_exp % ep or dp % ep):
+        why = "it has no experts" if model.moe is None else f"ep must divide both its {n_exp} experts and dp = {dp}"
+        raise ValueError(f"ep = {ep} is not possible for {model.name}: {why}")
+    if pp > model.n_layers:
+        raise ValueError(f"pp = {pp} is more stages than {model.name}'s {model.n_layers} layers")
+    return dp
+
+
+def check_batch(model: Model, B: int, dp: int, mb: int, pp: int, vp: int) -> None:
+    """The batch splits into dp·microbatch equal parts, and interleaving has the microbatches it needs."""
+    if B % (dp * mb):
+        raise ValueError(f"the global batch of {B} sequences does not split into dp·microbatch = {dp}·{mb} "
+                         f"= {dp * mb} equal parts; choose a batch that is a multiple of {dp * mb} sequences")
+    m = B // (dp * mb)
+    if vp > 1 and (pp == 1 or m % pp or pp * vp > model.n_layers):
+        raise ValueError(f"interleaving (vp = {vp}) needs pp > 1, a number of microbatches ({m}) divisible "
+                         f"by pp = {pp}, and pp·vp ≤ {model.n_layers} layers")
+
+
+def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_batch_tokens: float, seq_len: int,
+             tp: int = 1, pp: int = 1, dp: int | None = None, ep: int = 1, cp: int = 1, zero_stage: int = 1,
+             recompute: str = "selective", microbatch: int = 1, vp: int = 1, precision: str = "bf16",
+             cluster: Cluster | str | None = None, flash_attention: bool = True,
+             sequence_parallel: bool = True, memory_reserve: float = MEMORY_RESERVE,
+             tp_overlap: float = 0.0) -> TrainingEstimate:
+    """Step time, MFU, tokens/s and memory per chip of one parallel layout.
+
+    ``global_batch_tokens`` must be a whole number of ``seq_len`` sequences; ``dp`` defaults to
+    ``n_chips / (tp·cp·pp)``. ``recompute``: "none", "selective" (norms and FFN activation, plus
+    attention scores without FlashAttention), "full". ``vp``: interleaved pipeline chunks per
+    stage (1 = plain 1F1B). ``tp_overlap``: share of tensor-parallel communication hidden behind
+    GEMMs (0 = none, the default: no published measurement of the overlap achieved). ``cluster``:
+    a preset id from ``data/clusters.toml`` (default: the chip's own, e.g. DGX H100, TPU v5p pod).
+    ``memory_reserve``: share of HBM kept free (default 10 %).
+    """
+    model, chip, cl = resolve(model, chip, cluster, precision)
+    n = whole("n_chips", n_chips)
+    s = whole("seq_len", seq_len, 2)
+    tp, pp, cp, ep, mb, vp = (whole(k, v) for k, v in
+                              (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep), ("microbatch", microbatch), ("vp", vp)))
+    one_of("zero_stage", zero_stage, ZERO_STAGES)
+    one_of("recompute", recompute, RECOMPUTE)
+    reserve = memory_reserve_fraction(memory_reserve)
+    dp = check_layout(model, n, s, tp, cp, pp, dp, ep)
+    B = batch_sequences(global_batch_tokens, s)
+    check_batch(model, B, dp, mb, pp, vp)
+    mv = model_vector(model, s)
+    cv, notes = chip_vector(chip, cl, precision)
+    out = evaluate_layout(mv, cv, B, s, tp, cp, pp, vp, dp, ep, mb, zero_stage, RECOMPUTE.index(recompute),
+                          flash_attention, sequence_parallel, usable_memory_bytes(chip.hbm_bytes, reserve),
+                          fraction("tp_overlap", tp_overlap))
+    config = dict(tp=tp, cp=cp, pp=pp, vp=vp, dp=dp, ep=ep, microbatch=mb, zero_stage=zero_stage, recompute=recompute,
+                  precision=precision, seq_len=s, global_batch_sequences=B, flash_attention=bool(flash_attention),
+                  sequence_parallel=bool(sequence_parallel))
+    return to_estimate(out, model, chip, cl, n, config, mv, notes, flash_attention, reserve)

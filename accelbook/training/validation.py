@@ -1,0 +1,129 @@
+"""The model against published training runs (``data/training_runs.toml``).
+
+Each run's published layout values are pinned; the ones its authors did not publish (listed under
+``assumed``) are chosen by :func:`~accelbook.training.search`, the fastest layout that fits, as a
+practitioner would tune them. The prediction is expressed as the authors reported it: their metric
+(TFLOP/s, MFU, tokens/s, seconds per iteration) and their FLOP-counting convention (the model's
+FLOPs with causal or full attention, or every executed FLOP: Narayanan et al. 2021, eq. 3).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from accelbook.checks import one_of
+from accelbook.specs.chips import Chip, get_chip
+from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
+from accelbook.specs.models import Model, get_model
+
+from .layouts import search
+from .step import TrainingEstimate, estimate
+
+METRICS = ("tflop_s", "mfu", "tokens_per_s", "iteration_s")
+CONVENTIONS = ("hardware_full", "model_full", "model_causal")
+ROLES = ("target", "context")
+_RUN_REQUIRED = {"name", "model", "chip", "n_chips", "seq_len", "global_batch_sequences", "metric", "convention",
+                 "reported", "role"}
+#: a run's layout keys and the value taken when the run does not give one
+RUN_LAYOUT_DEFAULTS = {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "vp": 1, "microbatch": 1, "zero_stage": 1,
+                       "recompute": "auto", "precision": "bf16", "flash_attention": True, "sequence_parallel": True,
+                       "cluster": None}
+#: the layout keys the search may choose when a run lists them under ``assumed``
+SEARCHABLE = ("tp", "pp", "cp", "ep", "vp", "microbatch", "zero_stage", "recompute")
+
+
+def estimate_auto(model, chip, n_chips, global_batch_tokens, seq_len, recompute="auto", **layout) -> TrainingEstimate:
+    """:func:`estimate`, where ``recompute="auto"`` takes the least recomputation that fits memory."""
+    if recompute != "auto":
+        return estimate(model, chip, n_chips, global_batch_tokens, seq_len, recompute=recompute, **layout)
+    options = ("none", "full") if layout.get("flash_attention", True) else ("none", "selective", "full")
+    est = None
+    for r in options:
+        est = estimate(model, chip, n_chips, global_batch_tokens, seq_len, recompute=r, **layout)
+        if est.fits:
+            return est
+    return est
+
+
+def predicted_metric(est: TrainingEstimate, model: Model, chip: Chip, metric: str, convention: str) -> float:
+    """The estimate expressed as the authors reported it (their metric, their FLOP counting)."""
+    one_of("metric", metric, METRICS)
+    one_of("convention", convention, CONVENTIONS)
+    s = est.config["seq_len"]
+    flops = model.flops_per_token(s, training=True, causal=convention == "model_causal")
+    if convention == "hardware_full" and est.config["recompute"] == "full":
+        # Narayanan et al. 2021, eq. 3: the transformer layers' forward runs twice, the logit layer once
+        head = 6.0 * model.vocab_size * model.d_model
+        flops = head + (flops - head) * 4.0 / 3.0
+    if metric == "tokens_per_s":
+        return est.tokens_per_s_per_chip
+    if metric == "iteration_s":
+        return est.step_time_s
+    tflop_s = est.tokens_per_s_per_chip * flops
+    if metric == "tflop_s":
+        return tflop_s / 1e12
+    return tflop_s / chip.peak_flop_s("bf16")
+
+
+def published_runs(path=None) -> dict[str, dict]:
+    """The rows of ``data/training_runs.toml``, checked, each with ``reported_value`` and
+    ``reported_provenance`` added."""
+    path = path or DATA_DIR / "training_runs.toml"
+    sources = load_sources()
+    runs = {}
+    for rid, e in read_table_file(path).items():
+        check_keys(path, rid, e, required=_RUN_REQUIRED, optional=set(RUN_LAYOUT_DEFAULTS) | {"assumed"})
+        if e["metric"] not in METRICS or e["convention"] not in CONVENTIONS or e["role"] not in ROLES:
+            raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, convention in {CONVENTIONS}, "
+                                                      "role 'target' or 'context'")
+        q = parse_quantity(path, rid, "reported", e["reported"], "count", sources)
+        runs[rid] = dict(e, reported_value=q.value, reported_provenance=q.provenance)
+    return runs
+
+
+def run_layout(e: dict) -> tuple[dict, dict]:
+    """(fixed settings, pinned layout) of a published run: published values and accelbook's stated
+    choices are pinned; layout keys listed in ``assumed`` but not given are left to the search."""
+    assumed = set(e.get("assumed", []))
+    settings = {k: e.get(k, v) for k, v in RUN_LAYOUT_DEFAULTS.items() if k not in SEARCHABLE}
+    pinned = {}
+    for k in SEARCHABLE:
+        if k in e:
+            pinned[k] = e[k]
+        elif k not in assumed:
+            pinned[k] = RUN_LAYOUT_DEFAULTS[k]
+    if pinned.get("recompute") == "auto":
+        del pinned["recompute"]
+    return settings, pinned
+
+
+def validation_table(path=None) -> pd.DataFrame:
+    """Predicted against reported for every published run. Published layout values are pinned;
+    the unpublished ones (``assumed`` in the data, not given) are chosen by :func:`search`, the
+    fastest that fits memory, as a practitioner would tune them. The metric is expressed in the
+    authors' FLOP-counting convention; ``error`` = predicted / reported - 1."""
+    rows = []
+    for rid, e in published_runs(path).items():
+        model, chip = get_model(e["model"]), get_chip(e["chip"])
+        settings, pinned = run_layout(e)
+        s = e["seq_len"]
+        try:
+            df = search(model, chip, e["n_chips"], e["global_batch_sequences"] * s, s, top=1, **settings, **pinned)
+            est = df.attrs["best"]
+        except ValueError as err:
+            rows.append({"id": rid, "run": e["name"], "role": e["role"], "note": f"not evaluated: {err}"})
+            continue
+        pred = predicted_metric(est, model, chip, e["metric"], e["convention"])
+        rep = e["reported_value"]
+        c = est.config
+        searched = [k for k in SEARCHABLE if k not in pinned]
+        rows.append({
+            "id": rid, "run": e["name"], "role": e["role"], "chips": e["n_chips"], "metric": e["metric"],
+            "convention": e["convention"], "reported": rep, "predicted": pred, "error": pred / rep - 1,
+            "mfu": est.mfu, "fits": est.fits, "recompute": c["recompute"],
+            "layout": f"tp{c['tp']} cp{c['cp']} pp{c['pp']} vp{c['vp']} dp{c['dp']} ep{c['ep']} "
+                      f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']} {c['precision']}",
+            "searched": ", ".join(searched), "source": e["reported_provenance"].source.title,
+            "note": "",
+        })
+    return pd.DataFrame(rows)
