@@ -3,7 +3,8 @@
 #   make venv     .venv with accelbook installed editable, plus the test tools (fast when done)
 #   make lab      JupyterLab on notebooks/
 #   make browser  make sure a Chromium for the browser test exists (Debian's; or set CHROMIUM=)
-#   make test     unit + browser tests, every notebook executed (nbval), then the benchmarks
+#   make lint     ruff (pyflakes, import order, no parent-relative imports)
+#   make test     lint, unit + browser tests, every notebook executed (nbval), then the benchmarks
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -12,12 +13,15 @@ PIP_FLAGS ?= --disable-pip-version-check --progress-bar off
 # Chromium driven by Playwright in tests/browser (no Playwright browser download).
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM
-# numba's on-disk cache must be writable; ~/.cache may not be (import then fails).
-export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
+# numba's on-disk cache must be writable; ~/.cache may not be (import then fails). It is keyed by a hash
+# of the package's sources: numba does not see an edit to an @njit helper in another file, so a stale
+# kernel could otherwise survive a change (ARCHITECTURE.md).
+SRC_HASH := $(shell find accelbook -name '*.py' | LC_ALL=C sort | xargs cat | sha1sum | cut -c1-12)
+export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache/$(SRC_HASH)
 # JupyterLab refuses to run as root without --allow-root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: venv lab browser test clean
+.PHONY: venv lab browser test lint clean clean-cache
 
 venv: $(VENV)/.installed
 
@@ -52,7 +56,10 @@ browser:
 	@command -v "$(CHROMIUM)" >/dev/null 2>&1 || { echo "error: $(CHROMIUM) still missing" >&2; exit 1; }
 
 # pytest exit status 5 means "no tests collected": not a failure here.
-test: venv browser
+lint: venv
+	$(BIN)/ruff check .
+
+test: venv browser lint
 	$(BIN)/python -m pytest tests || [ $$? -eq 5 ]
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 notebooks/ || [ $$? -eq 5 ]
 	$(BIN)/python benchmarks/bench_dashboards.py
@@ -61,6 +68,10 @@ test: venv browser
 	$(BIN)/python benchmarks/bench_training.py
 	$(BIN)/python benchmarks/bench_moe.py
 	$(BIN)/python benchmarks/bench_serving.py
+
+# numba's cache does not see edits to @njit helpers in other files (ARCHITECTURE.md): clear it after one
+clean-cache:
+	rm -rf .numba_cache
 
 clean:
 	rm -rf $(VENV) .numba_cache artifacts .pytest_cache .hypothesis

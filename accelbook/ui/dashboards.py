@@ -412,6 +412,7 @@ ALL_SPECS = ALL_SPECS + (topology_spec, collective_spec)
 # -- 04: distributed training -----------------------------------------------------------------------
 from accelbook import training  # noqa: E402  (kept with the dashboards that use it)
 from accelbook.specs.clusters import clusters as _clusters  # noqa: E402
+from accelbook.specs.clusters import get_cluster  # noqa: E402
 
 DEFAULT_TRAINING = dict(model="llama-3.1-70b", chip="h100", n_chips=1024, batch_tokens=2**24, seq_len=8192)
 
@@ -526,9 +527,9 @@ def search_view(model, chip, n_chips, batch_tokens, seq_len, precision) -> View:
         c = {k: r[k] for k in ("tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute")}
         ests[f"{i + 1}. {_layout_label(c)}"] = r
     t = pd.DataFrame([{"layout": lab, "component": name, "seconds": r[k], "share": r[k] / r["step_time_s"]}
-                      for lab, r in ests.items() for k, name in training._TIME_NAMES.items()])
+                      for lab, r in ests.items() for k, name in training.TIME_LABELS.items()])
     m = pd.DataFrame([{"layout": lab, "component": name, "bytes": r[k]}
-                      for lab, r in ests.items() for k, name in training._MEM_NAMES.items()])
+                      for lab, r in ests.items() for k, name in training.MEMORY_LABELS.items()])
     cap = get_chip(chip).hbm_bytes * 0.9 / 1e9
     fig = charts.step_chart(t, m, cap, title=f"the fastest layouts that fit ({df.attrs['n_fit']:,} of "
                                              f"{df.attrs['n_evaluated']:,} fit)")
@@ -570,7 +571,7 @@ SCALING_SYSTEMS = {"DGX H100 + InfiniBand": "dgx-h100", "GB200 NVL72": "gb200-nv
 def _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) -> pd.DataFrame:
     """One system's weak-scaling curve (cached: toggling another system does not recompute it)."""
     counts = [2**k for k in range(6, int(np.log2(max_chips)) + 1)]
-    cl = training.get_cluster(SCALING_SYSTEMS[name])
+    cl = get_cluster(SCALING_SYSTEMS[name])
     if bw_scale != 1.0:
         cl = cl.with_changes(network_bw_bytes_per_s=cl.network_bw_bytes_per_s * bw_scale)
     try:
@@ -1059,8 +1060,8 @@ from accelbook.chip import design as chipdesign  # noqa: E402
 
 @functools.lru_cache(maxsize=32)
 def _design_case(area_mm2, power_w, decode_batch, context_len, shards, grid):
-    tr = chipdesign.Training(shards=int(shards))
-    de = chipdesign.Decode(batch_size=int(decode_batch), context_len=int(context_len))
+    tr = chipdesign.TrainingWorkload(shards=int(shards))
+    de = chipdesign.DecodeWorkload(batch_size=int(decode_batch), context_len=int(context_len))
     df = chipdesign.sweep([tr, de], area_mm2=area_mm2, power_w=power_w, grid_mm2=grid)
     cmp_ = chipdesign.compare_8t_8i(tr, de, area_mm2=area_mm2, power_w=power_w, grid_mm2=grid)
     return df, cmp_
