@@ -6,7 +6,7 @@
    node limit (8 groups, at most 4). Prints tokens per second for each and the ratio (goal: >= 10x).
 2. One "slider update" on a 256-expert, 64-chip setting: routing (1 batch of 4,096 tokens),
    placement, dispatch traffic and the all-to-all time on a 4x4x4 torus, against the 50 ms goal; and
-   ``spec.render()`` with defaults for the MoE dashboards in ``accelbook.dashboards``, if present.
+   ``spec.render()`` with defaults for the MoE dashboards in ``accelbook.ui.dashboards``, if present.
 
 Usage: python benchmarks/bench_moe.py
 A measurement, not a test: exit status 0.

@@ -1,5 +1,5 @@
 """Vectorised NumPy reference for :func:`accelbook.moe.simulate_routing`, written from the module
-docstring (not from the kernel's loops).
+docstrings of ``accelbook.moe.router`` and ``accelbook.moe.noise`` (not from the kernel's loops).
 
 Per batch: the shared counter-based Exp(1) noise (``moe.exp_noise``; :func:`splitmix_noise` below is an
 independent re-implementation of the same definition, checked equal in the tests), weights

@@ -260,3 +260,44 @@ def test_sweep_equals_estimate_at_every_size(topo):
             assert row.busbw_bytes_per_s == pytest.approx(e.busbw_bytes_per_s, rel=1e-12)
     with pytest.raises(ValueError, match="sizes"):
         co.sweep("all_reduce", topo, [1e6, -1.0])
+
+
+def test_validation_table_reads_measurements_through_the_catalogue_loader(tmp_path):
+    from accelbook.specs import loader as catalogue
+
+    text = (catalogue.DATA_DIR / "collective_measurements.toml").read_text()
+    assert 'src = "nccl-tests-issue-212"' in text
+    bad = tmp_path / "m.toml"
+    bad.write_text(text.replace('src = "nccl-tests-issue-212"', 'src = "nccl-tests-issue-999"', 1))
+    with pytest.raises(catalogue.CatalogueError, match="nccl-tests-issue-999"):
+        co.validation_table(bad)
+    two = tmp_path / "two.toml"
+    two.write_text(text.replace('algorithm = "nvls"\n', 'algorithm = "nvls"\nmeasured_time_us = { value = 1, src = "nccl-tests-issue-212" }\n', 1))
+    with pytest.raises(catalogue.CatalogueError, match="exactly one"):
+        co.validation_table(two)
+
+
+@pytest.mark.parametrize("c,passes", [("all_reduce", 2), ("all_gather", 1), ("reduce_scatter", 1)])
+@pytest.mark.parametrize("p", [2, 3, 8, 64])
+def test_ring_formulas_are_what_estimate_charges(c, passes, p):
+    # the public @njit ring formulas (called by the training and inference kernels) and the collective
+    # model's ring on a switched domain with one plain protocol: the same numbers
+    S, alpha, B = 3.7e8, 2.5e-6, 150e9
+    e = co.estimate(c, S, tp.switched(p).with_links(B, alpha, 1.0), "ring")
+    assert e.latency_s == pytest.approx(co.ring_latency_s(passes, p, alpha), rel=1e-12)
+    assert e.bandwidth_s == pytest.approx(co.ring_bytes_per_link(passes, S, p) / B, rel=1e-12)
+    assert e.time_s == pytest.approx(co.ring_time_s(passes, S, p, alpha, B), rel=1e-12)
+
+
+def test_ring_time_worked_number_and_inside_a_kernel():
+    from numba import njit
+
+    # the docstring's worked number: 2*7*5 us + 2*7/8*1e9/450e9 = 70 us + 3.89 ms
+    assert co.ring_time_s(2, 1e9, 8, 5e-6, 450e9) == pytest.approx(70e-6 + 1.75e9 / 450e9, rel=1e-12)
+    assert co.ring_time_s(2, 1e9, 1, 5e-6, 450e9) == 0.0
+
+    @njit
+    def in_kernel(S):
+        return co.ring_time_s(2, S, 8, 5e-6, 450e9)
+
+    assert in_kernel(1e9) == co.ring_time_s(2, 1e9, 8, 5e-6, 450e9)

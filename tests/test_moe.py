@@ -687,3 +687,13 @@ def test_huge_seed_is_a_clear_error_or_works():
         assert "seed" in str(e)
     else:
         np.testing.assert_array_equal(r.choices, reference_routing(64, 16, 2, seed=2**63, noise=splitmix_noise)[4])
+
+
+def test_the_package_reaches_every_public_name():
+    names = ["AllToAll", "CAE_OVERHEAD_S", "GOLDEN", "MESSAGE_OVERHEAD_S", "MIX1", "MIX2", "PLACEMENTS", "Placement",
+             "Routing", "SEED_MULT", "all_to_all_time", "chip_degree", "chip_loads", "crossover_sweep",
+             "dispatch_traffic", "equal_injection", "exp_noise", "expected_load_stats", "place_experts", "popularity",
+             "simulate_routing", "uniform_demand"]
+    assert sorted(moe.__all__) == sorted(names)
+    for name in names:
+        assert getattr(moe, name) is not None

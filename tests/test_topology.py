@@ -56,7 +56,7 @@ def test_random_tori_equal_networkx(dims, wrap, twist):
 def test_random_connected_graphs_equal_networkx(n, p, seed):
     G = nx.gnp_random_graph(n, p, seed=seed)
     G.add_edges_from((i, i + 1) for i in range(n - 1))         # make it connected
-    t = tp._from_edges("random", "random", n, n, np.array(list(G.edges())))
+    t = tp.from_edges("random", "random", n, n, np.array(list(G.edges())))
     np.testing.assert_array_equal(tp.hop_stats(t)["histogram"], networkx_histogram(t))
 
 
@@ -127,7 +127,7 @@ def test_boardfly_labels_its_assumptions():
 
 
 def test_disconnected_and_bad_input_errors():
-    t = tp._from_edges("two islands", "x", 4, 4, np.array([[0, 1], [2, 3]]))
+    t = tp.from_edges("two islands", "x", 4, 4, np.array([[0, 1], [2, 3]]))
     with pytest.raises(ValueError, match="not connected"):
         tp.hop_stats(t)
     for bad in [lambda: tp.torus(()), lambda: tp.torus((0, 4)), lambda: tp.ring(1.5), lambda: tp.fat_tree(3),
@@ -245,3 +245,40 @@ def test_dor_uniform_equals_shortest_path_split_on_tori(dims):
     t = tp.torus(dims)
     assert tp.dor_link_loads(t).max() == pytest.approx(tp.link_loads(t).max(), rel=1e-12)
     assert tp.dor_link_loads(t).max() == pytest.approx(tp.torus_all_to_all_max_load(dims), rel=1e-12)
+
+
+@pytest.mark.parametrize("args", [(4, 2, 2, None), (3, 1, 2, 5), (2, 1, 3, 7)])
+def test_dragonfly_global_ports_as_documented(args):
+    # global port n of group i leads to group n if n < i, else n + 1; ports fill router after router, h each
+    a, p, h, groups = args
+    t = tp.dragonfly(a, p, h, groups=groups)
+    g = t.params["groups"]
+    r0 = t.n_endpoints
+    group_of = lambda node: (node - r0) // a  # noqa: E731
+    seen = {}
+    for u, v in t.edges():
+        if u >= r0 and v >= r0 and group_of(u) != group_of(v):
+            for x, y in ((u, v), (v, u)):
+                seen.setdefault(group_of(x), []).append(((x - r0) % a, group_of(y)))
+    for i in range(g):
+        links = sorted(seen[i], key=lambda rv: rv[1])
+        assert [other for _, other in links] == [j for j in range(g) if j != i]     # one link per other group
+        for (router, other) in links:
+            n = other if other < i else other - 1
+            assert router == (n // h) % a
+
+
+def test_the_short_name_reaches_every_public_name():
+    # users reach the network layer as accelbook.topology / `from accelbook.network import topology as tp`;
+    # the module gathers names that live in graph, builders, systems, paths, geometry and bisection
+    import accelbook
+
+    names = ["PRESETS", "Protocol", "Topology", "all_to_all_load", "bisection_links", "bisection_links_analytic",
+             "boardfly", "dor_link_loads", "dragonfly", "fabrics", "fat_tree", "full_mesh", "gpu_cluster",
+             "h100_cluster", "hgx_h100", "hop_histogram", "hop_stats", "link_loads", "mesh", "nvl72", "ring",
+             "switched", "torus", "torus_all_to_all_max_load", "torus_diameter", "torus_mean_hops", "tpu_axis",
+             "tpu_multislice", "tpu_pod", "tpu_slice", "from_edges"]
+    assert accelbook.topology is tp
+    assert sorted(tp.__all__) == sorted(names)
+    for name in names:
+        assert getattr(tp, name) is not None

@@ -62,22 +62,30 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from accelbook.checks import one_of, positive
 from accelbook.specs.fabrics import Protocol
 
-from .topology import Topology
+from .geometry import axis_diameter, axis_is_ring
+from .graph import GRID_KINDS, Topology
+from .paths import all_to_all_load, hop_stats
+from .validation import validation_table
+
+__all__ = [
+    "COLLECTIVES", "ALGORITHMS", "Estimate", "bus_factor", "estimate", "sweep", "validation_table",
+    "ring_latency_s", "ring_bytes_per_link", "ring_time_s", "uniform_all_to_all_load_and_diameter",
+]
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
 
 
 def bus_factor(collective: str, p: int) -> float:
     """nccl-tests' busbw / algbw factor."""
+    one_of("collective", collective, COLLECTIVES)
     if collective == "all_reduce":
         return 2 * (p - 1) / p
-    if collective in ("all_gather", "reduce_scatter", "all_to_all"):
-        return (p - 1) / p
     if collective == "broadcast":
         return 1.0
-    raise ValueError(f"collective must be one of {COLLECTIVES}, got {collective!r}")
+    return (p - 1) / p
 
 
 @dataclass(frozen=True)
@@ -124,10 +132,16 @@ def ring_time_s(passes, S, p, alpha_s, bw_bytes_per_s):
     return ring_latency_s(passes, p, alpha_s) + ring_bytes_per_link(passes, S, p) / bw_bytes_per_s
 
 
+def _passes(c) -> int:
+    """An all-reduce is two passes over the ranks (reduce-scatter then all-gather, or reduce then
+    broadcast); every other collective one."""
+    return 2 if c == "all_reduce" else 1
+
+
 def _ring(c, S, p, alpha, bw):
     if c == "broadcast":  # pipelined chain
         return (p - 1) * alpha, S / bw
-    passes = 2 if c == "all_reduce" else 1
+    passes = _passes(c)
     return ring_latency_s(passes, p, alpha), ring_bytes_per_link(passes, S, p) / bw
 
 
@@ -146,15 +160,15 @@ def _torus(c, S, topo: Topology, alpha, link):
     if c not in ("all_reduce", "all_gather", "reduce_scatter"):
         raise ValueError("dimension-wise algorithms exist for all_reduce, all_gather and reduce_scatter")
     axes = [(k, w) for k, w in zip(topo.dims, topo.wraparound) if k > 1]
-    passes = 2 if c == "all_reduce" else 1
+    passes = _passes(c)
     d = len(axes)
     # the message is split into d parts, part r taking the axes in the order r, r+1, ...: every axis is
     # busy at once, so the busiest axis, not the sum, sets the time (scaling-book: bandwidth x n_axes)
     load = [0.0] * d
     lat = 0.0
     for a, (k, w) in enumerate(axes):
-        links = 2 if (w and k > 2) else 1   # bidirectional ring, or a line used in both halves
-        lat += (k // 2 if links == 2 else k - 1) * alpha
+        links = 2 if axis_is_ring(k, w) else 1   # bidirectional ring, or a line used in both halves
+        lat += axis_diameter(k, w) * alpha
         for r in range(d):
             share = S / d
             for j in range((a - r) % d):     # the axes this part crossed before reaching axis a
@@ -218,7 +232,7 @@ def _algorithm(c, S, topo: Topology, alg, alpha, link, proto) -> tuple[float, fl
             # every node through GPU r's NIC. The steps that cross nodes pay the NIC's latency.
             nic_step, nic_rate = _nic(topo, proto)
             lat, data = _ring(c, S, p, alpha, 1.0)          # at 1 B/s the time is the bytes per link
-            inter = (2 if c == "all_reduce" else 1) * (topo.params["nodes"] - 1)
+            inter = _passes(c) * (topo.params["nodes"] - 1)
             return lat + inter * (nic_step - alpha), data * _per_rail_byte_s(topo, link, nic_rate)
         per_chip = link * (2 if kind in ("torus", "tpu_pod", "ring") and any(topo.wraparound) else 1)
         return _ring(c, S, p, alpha, per_chip)
@@ -229,18 +243,18 @@ def _algorithm(c, S, topo: Topology, alg, alpha, link, proto) -> tuple[float, fl
                 raise ValueError("tree algorithms exist for all_reduce and broadcast")
             g, nodes = topo.params["gpus_per_node"], topo.params["nodes"]
             nic_step, nic_rate = _nic(topo, proto)
-            f = 2 if c == "all_reduce" else 1
+            f = _passes(c)
             lat = f * ((g - 1) * alpha + math.ceil(math.log2(nodes)) * nic_step)
             return lat, f * S * _per_rail_byte_s(topo, link, nic_rate)
-        if kind in ("torus", "mesh", "tpu_pod", "ring"):
+        if kind in GRID_KINDS:
             raise ValueError("a binary tree's edges span many hops of a torus: use the ring or torus algorithm")
         if topo.protocols and kind in ("switched", "cluster"):
             # NCCL's tree inside one node is a chain: p-1 steps up, p-1 down
             _, bw = _tree(c, S, p, alpha, link)
-            return (2 if c == "all_reduce" else 1) * (p - 1) * alpha, bw
+            return _passes(c) * (p - 1) * alpha, bw
         return _tree(c, S, p, alpha, link)
     if alg == "torus":
-        if kind not in ("torus", "mesh", "tpu_pod", "ring"):
+        if kind not in GRID_KINDS:
             raise ValueError("the torus algorithm needs a torus or mesh")
         return _torus(c, S, topo, alpha, link)
     if alg == "direct":
@@ -263,15 +277,13 @@ def _algorithm(c, S, topo: Topology, alg, alpha, link, proto) -> tuple[float, fl
     if alg == "hierarchical":
         if kind != "cluster":
             raise ValueError("hierarchical algorithms need a gpu_cluster")
+        if c not in ("all_reduce", "all_gather", "reduce_scatter"):
+            raise ValueError("hierarchical covers all_reduce, all_gather and reduce_scatter")
         g, nodes = topo.params["gpus_per_node"], topo.params["nodes"]
         nic_step, nic_rate = _nic(topo, proto)
-        lat_in, bw_in = _ring("reduce_scatter", S, g, alpha, link)
-        lat_x, bw_x = _ring(c, S / g, nodes, nic_step, nic_rate) if nodes > 1 else (0.0, 0.0)
-        if c == "all_reduce":
-            return 2 * lat_in + lat_x, 2 * bw_in + bw_x
-        if c in ("all_gather", "reduce_scatter"):
-            return lat_in + lat_x, bw_in + bw_x
-        raise ValueError("hierarchical covers all_reduce, all_gather and reduce_scatter")
+        inside = _ring("reduce_scatter", S, g, alpha, link)
+        across = _ring(c, S / g, nodes, nic_step, nic_rate) if nodes > 1 else (0.0, 0.0)
+        return _two_level(c, inside, across)
     raise ValueError(f"unknown algorithm {alg!r}; have {ALGORITHMS}")
 
 
@@ -286,8 +298,17 @@ def _multislice(c, S, topo: Topology, alg, alpha, link) -> tuple[float, float]:
     n = one.n_endpoints
     dcn_lat, dcn_rate = topo.params["dcn_latency_s"], topo.params["dcn_bw_bytes_per_s"]
     inner = c if c != "all_reduce" else "reduce_scatter"
-    lat_in, bw_in = _torus(inner, S, one, alpha, link) if n > 1 else (0.0, 0.0)
-    lat_x, bw_x = _ring(c, S / n, slices, dcn_lat, dcn_rate) if slices > 1 else (0.0, 0.0)
+    inside = _torus(inner, S, one, alpha, link) if n > 1 else (0.0, 0.0)
+    across = _ring(c, S / n, slices, dcn_lat, dcn_rate) if slices > 1 else (0.0, 0.0)
+    return _two_level(c, inside, across)
+
+
+def _two_level(c, inside, across) -> tuple[float, float]:
+    """(latency, bandwidth time) of a two-level collective, one level after the other: inside each
+    group (a reduce-scatter, or the collective itself), across the groups on each rank's share,
+    then inside again (all-gather) for an all-reduce. ``inside``, ``across``: (latency, time) of one
+    pass at each level."""
+    (lat_in, bw_in), (lat_x, bw_x) = inside, across
     if c == "all_reduce":
         return 2 * lat_in + lat_x, 2 * bw_in + bw_x
     return lat_in + lat_x, bw_in + bw_x
@@ -302,15 +323,12 @@ def uniform_all_to_all_load_and_diameter(topo: Topology) -> tuple[float, int]:
     (link parameters do not change them, so a slider on bandwidth or latency reuses them)."""
     key = (topo.name, topo.n_nodes, topo.n_links, topo.indices.tobytes())
     if key not in _LOAD_CACHE:
-        from .topology import all_to_all_load, hop_stats
-
         _LOAD_CACHE[key] = (all_to_all_load(topo)["max_link_load"], hop_stats(topo)["diameter"])
     return _LOAD_CACHE[key]
 
 
 def _check(collective: str, topology: Topology) -> None:
-    if collective not in COLLECTIVES:
-        raise ValueError(f"collective must be one of {COLLECTIVES}, got {collective!r}")
+    one_of("collective", collective, COLLECTIVES)
     if topology.n_endpoints < 2:
         raise ValueError("a collective needs at least two chips")
 
@@ -339,10 +357,7 @@ def estimate(collective: str, message_bytes: float, topology: Topology, algorith
     ``algorithm=None`` picks the fastest algorithm and protocol that apply (as NCCL's tuner does).
     """
     _check(collective, topology)
-    if isinstance(message_bytes, bool) or not (isinstance(message_bytes, (int, float, np.integer, np.floating))
-                                               and math.isfinite(message_bytes) and message_bytes > 0):
-        raise ValueError(f"message_bytes must be > 0, got {message_bytes!r}")
-    S = float(message_bytes)
+    S = positive("message_bytes", message_bytes)
     alg, proto, lat, slope = min(_candidates(collective, topology, algorithm), key=lambda c: c[2] + c[3] * S)
     t = lat + slope * S
     p = topology.n_endpoints
@@ -369,45 +384,3 @@ def sweep(collective: str, topology: Topology, sizes=None) -> pd.DataFrame:
         "time_s": t, "algbw_bytes_per_s": algbw,
         "busbw_bytes_per_s": algbw * bus_factor(collective, topology.n_endpoints), "latency_share": lat[best] / t,
     })
-
-
-def validation_table(path=None) -> pd.DataFrame:
-    """Model against ``data/collective_measurements.toml``: measured, predicted, error (model/measured - 1)."""
-    from pathlib import Path
-
-    from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, read_table_file
-
-    from . import topology as tp
-
-    path = Path(path) if path is not None else DATA_DIR / "collective_measurements.toml"
-    sources = load_sources()
-    rows = []
-    metrics = {"measured_busbw_gb_s": "busbw GB/s", "measured_busbw_per_nic_gb_s": "busbw per NIC GB/s",
-               "measured_algbw_gb_s": "algbw GB/s", "measured_time_us": "time µs"}
-    for cid, e in read_table_file(path).items():
-        check_keys(path, cid, e, required={"system", "args", "collective", "message_bytes", "kind"},
-                    optional={"algorithm", *metrics})
-        given = [m for m in metrics if m in e]
-        if len(given) != 1:
-            raise CatalogueError(path, cid, None, f"give exactly one of {sorted(metrics)}")
-        m = given[0]
-        if e["system"] not in tp.PRESETS:
-            raise CatalogueError(path, cid, "system", f"unknown preset; have {sorted(tp.PRESETS)}")
-        topo = tp.PRESETS[e["system"]](**e["args"])
-        est = estimate(e["collective"], float(e["message_bytes"]), topo, e.get("algorithm"))
-        if m == "measured_busbw_per_nic_gb_s" and topo.kind != "cluster":
-            raise CatalogueError(path, cid, m, "a per-NIC figure needs a GPU cluster preset")
-        nics = topo.params.get("gpus_per_node", 1)      # one NIC per GPU
-        model = {"measured_busbw_gb_s": est.busbw_bytes_per_s / 1e9, "measured_algbw_gb_s": est.algbw_bytes_per_s / 1e9,
-                 "measured_busbw_per_nic_gb_s": est.busbw_bytes_per_s / nics / 1e9,
-                 "measured_time_us": est.time_s * 1e6}[m]
-        measured = float(e[m]["value"])
-        src = sources[e[m]["src"]] if e[m]["src"] in sources else None
-        rows.append({
-            "case": cid, "system": topo.name, "nvls": topo.in_network_reduction,
-            "collective": e["collective"], "message_bytes": float(e["message_bytes"]),
-            "algorithm": est.algorithm, "protocol": est.protocol, "metric": metrics[m], "measured": measured, "model": model,
-            "error": model / measured - 1, "kind": e["kind"], "note": e[m].get("note", ""),
-            "source": src.title if src else e[m]["src"],
-        })
-    return pd.DataFrame(rows)

@@ -1,4 +1,16 @@
-"""Torus geometry in closed form: how many axes a group of chips spans.
+"""Torus geometry in closed form: axes, distances, diameter, the busiest link under all-to-all.
+
+An axis of ``k`` chips is a *ring* when it wraps around and ``k > 2`` (with ``k = 2`` the wraparound
+link would join the two chips a second time), else a *line*. Per axis:
+
+    diameter       ⌊k/2⌋ (ring),  k - 1 (line)
+    mean distance  m_ring = (1/k)·Σ_{d<k} min(d, k-d),   m_line = (k² - 1)/(3k)
+
+over ordered pairs of positions, identical ones included. Summed over the axes of a torus of
+``N = Π k`` chips: the diameter, and the mean hop count over pairs of *distinct* chips,
+``Σ m · N/(N-1)``. Uniform all-to-all on a torus with wraparound loads every link of axis ``d``
+with ``N·m_d/2`` messages (:func:`torus_all_to_all_max_load`); the link-load kernels of
+:mod:`accelbook.network.paths` are checked against these numbers.
 
 A ``dims``-D torus of ``domain_chips`` chips has axes of length ``k = domain_chips**(1/dims)``
 (rounded). A group of ``g`` consecutive chips fills axes one after another, so it spans
@@ -14,6 +26,69 @@ from __future__ import annotations
 import math
 
 from numba import njit
+
+
+@njit(cache=True)
+def axis_is_ring(k, wraps):
+    """Whether an axis of ``k`` chips is a ring: it wraps around and ``k > 2``.
+
+    ``@njit``: callable from Python and from kernels alike.
+    """
+    return k > 2 and bool(wraps)
+
+
+@njit(cache=True)
+def axis_diameter(k, wraps):
+    """Hops between the farthest two chips of one axis: ``⌊k/2⌋`` on a ring, ``k - 1`` on a line."""
+    return k // 2 if axis_is_ring(k, wraps) else k - 1
+
+
+def mean_ring_distance(k: int) -> float:
+    """Mean distance between two positions of a ring of ``k``: ``(1/k)·Σ_{d<k} min(d, k-d)``."""
+    return sum(min(d, k - d) for d in range(k)) / k
+
+
+def mean_line_distance(k: int) -> float:
+    """Mean ``|i - j|`` over ordered pairs of positions ``0..k-1`` of a line: ``(k² - 1)/(3k)``."""
+    return (k * k - 1) / (3 * k)
+
+
+def _wrap_flags(dims, wraparound) -> tuple:
+    """``wraparound`` as one flag per dimension (one bool applies to all)."""
+    return (wraparound,) * len(dims) if isinstance(wraparound, bool) else tuple(wraparound)
+
+
+def torus_mean_hops(dims, wraparound=True) -> float:
+    """Analytic mean hops over ordered pairs of distinct nodes of a torus/mesh (sum over dimensions).
+
+    Example: an 8×8×16 torus, ``(2 + 2 + 4)·1024/1023 = 8.008`` hops.
+    """
+    dims = tuple(dims)
+    wrap = _wrap_flags(dims, wraparound)
+    n = math.prod(dims)
+    total = 0.0  # mean over all ordered pairs including identical ones, then rescaled
+    for k, w in zip(dims, wrap):
+        total += mean_ring_distance(k) if axis_is_ring(k, w) else mean_line_distance(k)
+    return total * n / (n - 1)
+
+
+def torus_diameter(dims, wraparound=True) -> int:
+    """Hops between the farthest two chips of a torus/mesh: the sum of the axes' diameters.
+
+    Example: an 8×8×16 torus, ``4 + 4 + 8 = 16`` hops.
+    """
+    wrap = _wrap_flags(dims, wraparound)
+    return sum(axis_diameter(k, w) for k, w in zip(dims, wrap))
+
+
+def torus_all_to_all_max_load(dims) -> float:
+    """Analytic busiest-link flow for uniform all-to-all on a torus with wraparound: max over
+    dimensions of ``N·m_d / 2``, with ``m_d`` the mean ring distance of dimension d (k > 2).
+
+    Example: an 8×8×16 torus, ``1024 · 4 / 2 = 2048`` messages on each link along the 16-chip axis.
+    """
+    n = math.prod(dims)
+    return max(n * mean_ring_distance(k) / 2 for k in dims if k > 2)
 
 
 @njit(cache=True)

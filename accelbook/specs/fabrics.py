@@ -3,7 +3,7 @@ library's wire protocols.
 
 For GPU fabrics the protocols are NCCL's own cost model (``src/graph/tuning.cc``, NCCL 2.30): each
 protocol (LL, LL128, Simple) has a fixed latency, a latency per step and a share of the link's
-bandwidth. :mod:`accelbook.network.topology` attaches them to the systems it builds and
+bandwidth. :mod:`accelbook.network.systems` attaches them to the systems it builds and
 :mod:`accelbook.network.collectives` costs collectives with them.
 """
 

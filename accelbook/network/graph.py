@@ -1,0 +1,120 @@
+"""What a network is here: a :class:`Topology`, an undirected graph in CSR form with link figures.
+
+Nodes ``0 .. n_endpoints-1`` are chips; any further nodes are switches (NVSwitch, fat-tree and
+dragonfly routers; optical circuit switches are *not* nodes: an OCS is a patch panel that joins
+links, so it adds no hop). A hop is one link. Each undirected link appears twice in the adjacency,
+once from each end, so the CSR position ``indptr[u] + i`` names the directed link
+``u -> indices[indptr[u] + i]`` (the link-load kernels of :mod:`accelbook.network.paths` report
+loads in that order).
+
+Builders live in :mod:`accelbook.network.builders` (textbook networks) and
+:mod:`accelbook.network.systems` (real systems with published link figures); both make their graph
+with :func:`from_edges`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from accelbook.checks import fraction, positive
+
+#: kinds whose chips sit on a grid (``dims``, ``wraparound``): what torus-aware code accepts
+GRID_KINDS = ("torus", "mesh", "ring", "tpu_pod")
+
+
+@dataclass(frozen=True)
+class Topology:
+    """An interconnect: chips (nodes < n_endpoints) and switches, links as a CSR adjacency."""
+
+    name: str
+    kind: str
+    n_endpoints: int
+    n_nodes: int
+    indptr: np.ndarray            # int64, len n_nodes + 1
+    indices: np.ndarray           # int64, neighbours; each undirected link appears twice
+    dims: tuple[int, ...] = ()    # torus/mesh shape, if any
+    wraparound: tuple[bool, ...] = ()
+    assumptions: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    # what collectives need (accelbook.network.collectives): one link's bandwidth per direction, one
+    # step's latency, the share of line rate a collective library reaches, in-switch reduction (NVLS/SHARP)
+    link_bw_bytes_per_s: float = 100e9
+    hop_latency_s: float = 1e-6
+    efficiency: float = 1.0
+    in_network_reduction: bool = False
+    # a collective library's protocols (empty: one protocol, hop_latency_s per step, no fixed cost);
+    # when given, the last one is the bulk protocol and its step latency is hop_latency_s
+    protocols: tuple = ()
+    # in-switch reduction (NVLS): its fixed latency and the share of the usable link rate it reaches
+    in_network_latency_s: float = 0.0
+    in_network_efficiency: float = 1.0
+
+    def with_links(self, link_bw_bytes_per_s: float | None = None, hop_latency_s: float | None = None,
+                   efficiency: float | None = None, in_network_reduction: bool | None = None) -> "Topology":
+        """A copy with other link parameters (what if the links were twice as fast?).
+
+        ``link_bw_bytes_per_s`` (B/s per direction) and ``hop_latency_s`` (s) must be finite and
+        > 0, ``efficiency`` in (0, 1]; ``None`` keeps the current value. A new ``hop_latency_s``
+        moves every latency of the fabric with it (protocols, in-network reduction).
+        """
+        changes = {k: v for k, v in dict(link_bw_bytes_per_s=link_bw_bytes_per_s, hop_latency_s=hop_latency_s,
+                                          efficiency=efficiency, in_network_reduction=in_network_reduction).items()
+                   if v is not None}
+        for k in ("link_bw_bytes_per_s", "hop_latency_s"):
+            if k in changes:
+                positive(k, changes[k])
+        if "efficiency" in changes:
+            fraction("efficiency", changes["efficiency"], zero_ok=False)
+        if "hop_latency_s" in changes:   # every latency of the fabric moves with the per-step one
+            r = changes["hop_latency_s"] / self.hop_latency_s
+            changes["protocols"] = tuple(p.scaled(r) for p in self.protocols)
+            changes["in_network_latency_s"] = self.in_network_latency_s * r
+        return dataclasses.replace(self, **changes)
+
+    def scaled(self, bandwidth: float = 1.0, latency: float = 1.0) -> "Topology":
+        """A copy with every bandwidth (links and NICs) and every latency multiplied (what-if sliders)."""
+        positive("bandwidth scale", bandwidth)
+        positive("latency scale", latency)
+        params = dict(self.params)
+        if "nic_bw_bytes_per_s" in params:
+            params["nic_bw_bytes_per_s"] *= bandwidth
+            params["nic_latency_s"] *= latency
+            params["nic_protocols"] = tuple(p.scaled(latency) for p in params.get("nic_protocols", ()))
+        return dataclasses.replace(
+            self, params=params, link_bw_bytes_per_s=self.link_bw_bytes_per_s * bandwidth,
+            hop_latency_s=self.hop_latency_s * latency, in_network_latency_s=self.in_network_latency_s * latency,
+            protocols=tuple(p.scaled(latency) for p in self.protocols))
+
+    @property
+    def n_links(self) -> int:
+        return len(self.indices) // 2
+
+    def edges(self) -> np.ndarray:
+        """Each undirected link once, as an (n_links, 2) array with u < v."""
+        src = np.repeat(np.arange(self.n_nodes), np.diff(self.indptr))
+        e = np.stack([src, self.indices], axis=1)
+        return e[e[:, 0] < e[:, 1]]
+
+
+def from_edges(name: str, kind: str, n_endpoints: int, n_nodes: int, edges, **kw) -> Topology:
+    """A :class:`Topology` from a list of undirected links ``(u, v)``.
+
+    Self-loops are dropped and a pair of nodes joined more than once gets one link. The CSR rows
+    hold each node's neighbours in increasing order. ``kw`` sets the other fields (``dims``,
+    ``params``, ``assumptions``, link figures).
+    """
+    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    e = e[e[:, 0] != e[:, 1]]
+    lo, hi = np.minimum(e[:, 0], e[:, 1]), np.maximum(e[:, 0], e[:, 1])
+    key = np.unique(lo * n_nodes + hi)                  # a pair of nodes is joined by one link here
+    lo, hi = key // n_nodes, key % n_nodes
+    # both directions, ordered by (node, neighbour): CSR rows with sorted neighbours
+    both = np.sort(np.concatenate([lo * n_nodes + hi, hi * n_nodes + lo]))
+    src, dst = both // n_nodes, both % n_nodes
+    indptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum(np.bincount(src, minlength=n_nodes))
+    return Topology(name, kind, n_endpoints, n_nodes, indptr, dst, **kw)
