@@ -28,13 +28,9 @@ power ≤ P (clock ``s = xF/C``; the matrix units never idle faster than needed)
 not fit in HBM + SRAM. The binding limit is ``"compute"``, ``"memory bandwidth"``,
 ``"memory capacity"`` or ``"power"``.
 
-- :class:`TrainingWorkload`: a token of a dense LLM's training step. ``F`` = model FLOPs per token
-  (6N + causal attention), ``M`` = weights streamed per microbatch / microbatch tokens + the
-  activation traffic, ``R`` = optimizer state sharded over ``shards`` chips + activation
-  checkpoints (full recompute) + one layer's working activations. Metric: tokens/s per chip.
-- :class:`DecodeWorkload`: one decode step of a replica on ``n_chips`` chips (weights and KV cache
-  split evenly). ``F`` = ``B·(2N_mm + 2L·c·(d_qk+d_v)) / n``, ``M`` = ``R`` = (weights + B·c·KV)/n.
-  Metric: tokens/s per chip = ``x·B/n`` (tokens/s per user = ``x``).
+Two workloads, :class:`TrainingWorkload` (a token of a dense LLM's training step) and
+:class:`DecodeWorkload` (one decode step of a replica), say what ``F``, ``M`` and ``R`` are for
+each: :mod:`accelbook.chip.design_workloads` holds their formulas.
 
 Every constant lives in ``data/chipdesign.toml`` with its source; most are round ESTIMATES,
 calibrated once so that an H100-like split reproduces the H100 datasheet within ~20%.
