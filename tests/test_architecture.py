@@ -152,3 +152,36 @@ def test_function_size(path):
             long.append(f"{node.name} ({n} lines)")
     assert not long, (f"{_rel(path)}: functions over {MAX_FUNCTION_LINES} lines: {', '.join(long)} "
                       "(split them; a Numba kernel may stay long if its docstring has a 'Length:' line)")
+
+
+def test_short_names_reach_the_sub_packages():
+    """The call paths users already have keep working (issue 13): short names for the modules."""
+    import accelbook
+    from accelbook import collectives, exercises, serving, show, systolic, topology
+    from accelbook.chip import systolic as chip_systolic
+    from accelbook.inference import serving as inference_serving
+    from accelbook.network import collectives as network_collectives
+    from accelbook.network import topology as network_topology
+    from accelbook.ui import dashboard
+    from accelbook.ui import exercises as ui_exercises
+
+    assert collectives is network_collectives and topology is network_topology
+    assert systolic is chip_systolic and serving is inference_serving and exercises is ui_exercises
+    assert show is dashboard.show
+    for name in ("estimate", "sweep"):
+        assert callable(getattr(collectives, name))
+    assert callable(serving.simulate) and callable(systolic.simulate) and callable(exercises.check)
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        accelbook.nonsense  # noqa: B018
+
+
+def test_model_layers_import_without_ui():
+    """Importing every model layer loads no ui module (and so no widgets or charts)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, accelbook, accelbook.training, accelbook.inference, accelbook.moe, "
+            "accelbook.economics, accelbook.network.collectives, accelbook.chip.design; "
+            "print(sorted(m for m in sys.modules if m.startswith('accelbook.ui')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
