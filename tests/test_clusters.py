@@ -1,4 +1,4 @@
-"""Training cluster presets and measured matrix-unit efficiency (accelbook.clusters)."""
+"""Training cluster presets and measured matrix-unit efficiency (accelbook.specs.clusters)."""
 
 from __future__ import annotations
 

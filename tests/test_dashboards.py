@@ -236,3 +236,50 @@ def test_notebook_table_formats_errors_signed_and_shares_unsigned():
     assert "+5.00%" in html and "-10.00%" in html          # errors keep their sign
     assert "25.0%" in html and "100.0%" in html and "+25.0%" not in html
     assert "1,235" in html and "—" in html                  # 4 significant digits; missing shown as a dash
+
+
+# -- the layout: one module per notebook -----------------------------------------------------------
+def test_each_notebooks_dashboards_live_in_its_module():
+    """Every ``show(x_spec())`` of notebook NN calls a spec of ``accelbook.ui.dashboards.nbNN_<name>``,
+    and ALL_SPECS is every module's SPECS in the notebooks' order."""
+    import importlib
+    import json
+    import re
+    from pathlib import Path
+
+    from accelbook.ui import dashboards
+
+    root = Path(__file__).resolve().parent.parent
+    chained = []
+    for nb in sorted((root / "notebooks").glob("*.ipynb")):
+        module = importlib.import_module(f"accelbook.ui.dashboards.nb{nb.stem}")
+        code = "".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code")
+        shown = set(re.findall(r"show\((\w+_spec)\(\)", code))
+        assert shown and shown <= {f.__name__ for f in module.SPECS}, (nb.name, shown)
+        chained += module.SPECS
+    assert tuple(chained) == dashboards.ALL_SPECS
+
+
+def test_layout_label():
+    from accelbook import training
+    from accelbook.ui.dashboards import layout_label
+
+    e = training.estimate("llama-3.1-70b", "h100", 1024, 2**24, 8192, tp=8, pp=4)
+    assert layout_label(e.config) == "tp8 pp4 dp32 mb1 ZeRO-1 recompute selective"
+    # degrees of 1 are left out (dp always shown); vp and ep only when above 1; a search row works too
+    c = dict(tp=1, cp=2, pp=1, dp=64, vp=1, ep=8, microbatch=2, zero_stage=3, recompute="full")
+    assert layout_label(c) == "cp2 dp64 ep8 mb2 ZeRO-3 recompute full"
+    assert layout_label(dict(c, pp=4, vp=2, ep=1)) == "cp2 pp4 dp64 vp2 mb2 ZeRO-3 recompute full"
+    row = training.search("llama-3.1-70b", "h100", 1024, 2**24, 8192, top=1).iloc[0]
+    assert layout_label(row) == layout_label(training.search("llama-3.1-70b", "h100", 1024, 2**24, 8192,
+                                                             top=1).attrs["best"].config)
+
+
+def test_step_chart_components_are_the_models_labels():
+    from accelbook import training
+    from accelbook.ui.charts import training as tc
+
+    assert tc.TIME_ORDER == list(training.TIME_LABELS.values())
+    assert tc.MEM_ORDER == list(training.MEMORY_LABELS.values())
+    assert set(tc.TIME_COLOURS_BY_FIELD) == set(training.TIME_LABELS)
+    assert set(tc.MEM_COLOURS_BY_FIELD) == set(training.MEMORY_LABELS)

@@ -106,3 +106,31 @@ def test_wrong_answers_never_reveal_expected():
 def test_result_html_escapes():
     r = check("ridge-higher", "<script>")
     assert "<script>" not in r._repr_html_()
+
+
+def test_exercises_never_import_a_dashboard():
+    """Answers come from the model layers; a dashboard is only ever the place a student looks."""
+    import ast
+    from pathlib import Path
+
+    import accelbook.ui.exercises as ex
+
+    tree = ast.parse(Path(ex.__file__).read_text())
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert not [m for m in imported if "dashboard" in m], imported
+
+
+def test_moe_decode_bound_agrees_with_the_network_dashboard():
+    """The exercise names the network dashboard's defaults; its own answer (from accelbook.moe) must
+    be what that dashboard shows at one token per chip on the torus, down to the time."""
+    from accelbook.moe import crossover_sweep, equal_injection
+    from accelbook.network.topology import torus
+    from accelbook.ui.dashboards import moe_network_spec, token_copy_bytes
+
+    view = moe_network_spec().render(tokens_per_chip=1, networks=("3D torus",))
+    row = view.data[view.data["tokens_per_chip"] == 1.0].iloc[0]
+    assert EXERCISES["moe-decode-bound"].expected() == {row["bound"]} == {"latency"}
+    mine = crossover_sweep({"t": equal_injection(torus((8, 8, 16)), 600e9, 1e-6)}, [1.0], 8, token_copy_bytes(),
+                           0.25, message_overhead_s=2e-6).iloc[0]
+    assert mine["time_s"] == row["time_s"] and token_copy_bytes() == 7168 * 2

@@ -152,8 +152,8 @@ def test_estimate_agrees_with_search_rows(searched, model):
         assert e.mfu == pytest.approx(r.mfu, rel=1e-12)
         assert e.fits == bool(r.fits)
         assert e.config["n_microbatches"] == r.n_microbatches == B // (r.dp * r.microbatch)
-        assert e.time["pipeline bubble"] == pytest.approx(r.t_bubble_s, rel=1e-12, abs=0)
-        assert e.memory["activations"] == pytest.approx(r.mem_activations_bytes, rel=1e-12)
+        assert e.time["t_bubble_s"] == pytest.approx(r.t_bubble_s, rel=1e-12, abs=0)
+        assert e.memory["mem_activations_bytes"] == pytest.approx(r.mem_activations_bytes, rel=1e-12)
 
 
 # -- 4. memory against the literature by hand ----------------------------------------------------------------
@@ -168,10 +168,11 @@ def test_model_states_are_16_bytes_per_parameter_zero0(model):
     e = T.estimate(m, "h100", 8, 8 * 2048, 2048, tp=1, pp=1, zero_stage=0, recompute="none")
     mem = e.memory
     P = _held_params(m)
-    assert mem["weights"] == pytest.approx(2 * P, rel=1e-12)          # bf16 weights
-    assert mem["gradients"] == pytest.approx(2 * P, rel=1e-12)        # bf16 gradients
-    assert mem["optimizer states"] == pytest.approx(12 * P, rel=1e-12)  # fp32 master + 2 moments
-    assert mem["weights"] + mem["gradients"] + mem["optimizer states"] == pytest.approx(16 * P, rel=1e-12)
+    assert mem["mem_weights_bytes"] == pytest.approx(2 * P, rel=1e-12)      # bf16 weights
+    assert mem["mem_grads_bytes"] == pytest.approx(2 * P, rel=1e-12)        # bf16 gradients
+    assert mem["mem_optimizer_bytes"] == pytest.approx(12 * P, rel=1e-12)   # fp32 master + 2 moments
+    assert (mem["mem_weights_bytes"] + mem["mem_grads_bytes"] + mem["mem_optimizer_bytes"]
+            == pytest.approx(16 * P, rel=1e-12))
 
 
 @pytest.mark.parametrize("zero", [0, 1, 2, 3])
@@ -183,16 +184,16 @@ def test_zero_stages_divide_the_model_states_by_dp(zero):
     want_w = 2 * P / (dp if zero >= 3 else 1)
     want_g = 2 * P / (dp if zero >= 2 else 1)
     want_o = 12 * P / (dp if zero >= 1 else 1)
-    assert e.memory["weights"] == pytest.approx(want_w, rel=1e-12)
-    assert e.memory["gradients"] == pytest.approx(want_g, rel=1e-12)
-    assert e.memory["optimizer states"] == pytest.approx(want_o, rel=1e-12)
+    assert e.memory["mem_weights_bytes"] == pytest.approx(want_w, rel=1e-12)
+    assert e.memory["mem_grads_bytes"] == pytest.approx(want_g, rel=1e-12)
+    assert e.memory["mem_optimizer_bytes"] == pytest.approx(want_o, rel=1e-12)
 
 
 def test_tensor_parallel_splits_the_weights():
     m = get_model("llama-3.1-70b")
     one = T.estimate(m, "h100", 8, 8 * 4096, 4096, tp=1, zero_stage=0)
     eight = T.estimate(m, "h100", 8, 8 * 4096, 4096, tp=8, zero_stage=0)
-    assert eight.memory["weights"] == pytest.approx(one.memory["weights"] / 8, rel=1e-9)
+    assert eight.memory["mem_weights_bytes"] == pytest.approx(one.memory["mem_weights_bytes"] / 8, rel=1e-9)
 
 
 @pytest.mark.parametrize("mb,s", [(1, 2048), (2, 1024), (4, 512)])
@@ -202,13 +203,14 @@ def test_activations_gpt_style_32_bytes_per_d_per_token_per_layer(mb, s):
     # 6d (q, k, v) + 2d (attention output) + 8d (up-projection) + 8d (GELU output) = 32d bytes.
     m, d, L = GPT_SMALL, GPT_SMALL.d_model, GPT_SMALL.n_layers
     e = T.estimate(m, "h100", 1, mb * s, s, microbatch=mb, recompute="none")
-    assert e.memory["activations"] == pytest.approx(mb * s * L * 32 * d, rel=1e-12)
-    assert e.memory["logits"] == pytest.approx(4 * mb * s * m.vocab_size, rel=1e-12)   # fp32 logits
+    assert e.memory["mem_activations_bytes"] == pytest.approx(mb * s * L * 32 * d, rel=1e-12)
+    assert e.memory["mem_logits_bytes"] == pytest.approx(4 * mb * s * m.vocab_size, rel=1e-12)   # fp32 logits
     full = T.estimate(m, "h100", 1, mb * s, s, microbatch=mb, recompute="full")
     # full recomputation: each layer's 2d-byte input, plus one layer's full set while it is recomputed
-    assert full.memory["activations"] == pytest.approx(mb * s * (L * 2 * d + 32 * d), rel=1e-12)
+    assert full.memory["mem_activations_bytes"] == pytest.approx(mb * s * (L * 2 * d + 32 * d), rel=1e-12)
     sel = T.estimate(m, "h100", 1, mb * s, s, microbatch=mb, recompute="selective")
-    assert full.memory["activations"] < sel.memory["activations"] <= e.memory["activations"]
+    act = "mem_activations_bytes"
+    assert full.memory[act] < sel.memory[act] <= e.memory[act]
 
 
 def test_unfused_attention_stores_scores_growing_with_heads_and_s_squared():
@@ -217,7 +219,7 @@ def test_unfused_attention_stores_scores_growing_with_heads_and_s_squared():
     def extra(m, s):
         flash = T.estimate(m, "h100", 1, s, s, recompute="none")
         unfused = T.estimate(m, "h100", 1, s, s, recompute="none", flash_attention=False)
-        return unfused.memory["activations"] - flash.memory["activations"]
+        return unfused.memory["mem_activations_bytes"] - flash.memory["mem_activations_bytes"]
 
     e1 = extra(GPT_SMALL, 512)
     assert e1 > 0
@@ -232,7 +234,7 @@ def test_sequence_and_tensor_parallel_divide_the_activations():
     # Korthikanti eq. 5: with tensor and sequence parallelism every stored tensor is split by t
     m, d, L, s = GPT_SMALL, GPT_SMALL.d_model, GPT_SMALL.n_layers, 2048
     e = T.estimate(m, "h100", 4, 4 * s, s, tp=4, recompute="none")
-    assert e.memory["activations"] == pytest.approx(s * L * 32 * d / 4, rel=1e-12)
+    assert e.memory["mem_activations_bytes"] == pytest.approx(s * L * 32 * d / 4, rel=1e-12)
 
 
 @pytest.mark.parametrize("B", [2, 4, 8, 16])
@@ -240,14 +242,14 @@ def test_1f1b_first_stage_holds_min_m_pp_microbatches(B):
     m, d, L, s, pp = GPT_SMALL, GPT_SMALL.d_model, GPT_SMALL.n_layers, 1024, 4
     e = T.estimate(m, "h100", pp, B * s, s, pp=pp, recompute="none")
     assert e.config["n_microbatches"] == B
-    assert e.memory["activations"] == pytest.approx(min(B, pp) * s * (L // pp) * 32 * d, rel=1e-12)
+    assert e.memory["mem_activations_bytes"] == pytest.approx(min(B, pp) * s * (L // pp) * 32 * d, rel=1e-12)
 
 
 def test_interleaved_schedule_memory_factor():
     # Korthikanti et al. 2022, sec. 4.2.3: interleaving stores (1 + (p-1)/(p·v)) times more on stage 1
     m, d, L, s, pp, vp = GPT_SMALL, GPT_SMALL.d_model, GPT_SMALL.n_layers, 1024, 4, 2
     e = T.estimate(m, "h100", pp, 8 * s, s, pp=pp, vp=vp, recompute="none")
-    assert e.memory["activations"] == pytest.approx(pp * s * (L // pp) * 32 * d * (1 + (pp - 1) / (pp * vp)),
+    assert e.memory["mem_activations_bytes"] == pytest.approx(pp * s * (L // pp) * 32 * d * (1 + (pp - 1) / (pp * vp)),
                                                     rel=1e-12)
 
 
@@ -276,20 +278,20 @@ def test_pipeline_bubble_is_pp_minus_1_over_vp_microbatch_times(vp):
     b = T.estimate(*args, 2 * B * s, s, vp=vp, **_LAYOUT)
     m = B // dp
     t_mb = (b.step_time_s - a.step_time_s) / m
-    assert a.time["pipeline bubble"] == pytest.approx((4 - 1) / vp * t_mb, rel=1e-9)
-    assert b.time["pipeline bubble"] == pytest.approx(a.time["pipeline bubble"], rel=1e-12)
+    assert a.time["t_bubble_s"] == pytest.approx((4 - 1) / vp * t_mb, rel=1e-9)
+    assert b.time["t_bubble_s"] == pytest.approx(a.time["t_bubble_s"], rel=1e-12)
     # more microbatches shrink the bubble's share of the step
-    assert b.time["pipeline bubble"] / b.step_time_s < a.time["pipeline bubble"] / a.step_time_s
+    assert b.time["t_bubble_s"] / b.step_time_s < a.time["t_bubble_s"] / a.step_time_s
 
 
 def test_no_bubble_and_no_pipeline_sends_without_pipeline():
     e = T.estimate("llama-3.1-8b", "h100", 16, 64 * 4096, 4096, tp=2, pp=1)
-    assert e.time["pipeline bubble"] == 0 and e.time["pipeline sends"] == 0
+    assert e.time["t_bubble_s"] == 0 and e.time["t_pp_comm_s"] == 0
 
 
 def test_interleaving_shrinks_the_bubble():
     args = ("llama-3.1-8b", "h100", 16, 64 * 4096, 4096)
-    b = [T.estimate(*args, vp=vp, **_LAYOUT).time["pipeline bubble"] for vp in (1, 2, 4)]
+    b = [T.estimate(*args, vp=vp, **_LAYOUT).time["t_bubble_s"] for vp in (1, 2, 4)]
     assert b[0] > b[1] > b[2] > 0
 
 
@@ -304,15 +306,15 @@ def test_step_time_components_add_up():
     for kw in (dict(tp=4, pp=2), dict(tp=2, pp=2, vp=2, cp=2)):
         e = T.estimate(*args, **kw)
         assert sum(e.time.values()) <= e.step_time_s * (1 + 1e-12)
-        assert e.time["pipeline bubble"] > 0
+        assert e.time["t_bubble_s"] > 0
 
 
 def test_tensor_parallel_comm_zero_at_tp1_positive_above():
     args = ("llama-3.1-8b", "h100", 16, 64 * 4096, 4096)
-    assert T.estimate(*args, tp=1).time["tensor-parallel comm"] == 0
-    assert T.estimate(*args, tp=2).time["tensor-parallel comm"] > 0
-    assert T.estimate(*args, tp=1, cp=1).time["context-parallel comm"] == 0
-    assert T.estimate(*args, tp=1).time["expert all-to-all"] == 0
+    assert T.estimate(*args, tp=1).time["t_tp_comm_s"] == 0
+    assert T.estimate(*args, tp=2).time["t_tp_comm_s"] > 0
+    assert T.estimate(*args, tp=1, cp=1).time["t_cp_comm_s"] == 0
+    assert T.estimate(*args, tp=1).time["t_ep_comm_s"] == 0
 
 
 def test_data_parallel_comm_zero_at_dp1():
@@ -415,7 +417,9 @@ def test_breakdown_shares():
     bd = e.breakdown()
     mem = bd[bd.kind == "memory"]
     assert mem.share.sum() == pytest.approx(sum(e.memory.values()) / e.memory_per_chip_bytes)
-    assert set(bd.component) == set(e.time) | set(e.memory)
+    # time and memory are keyed by result field (as search's columns); the table shows their labels
+    assert set(e.time) == set(T.TIME_LABELS) and set(e.memory) == set(T.MEMORY_LABELS)
+    assert set(bd.component) == set(T.TIME_LABELS.values()) | set(T.MEMORY_LABELS.values())
 
 
 # -- 6. errors ------------------------------------------------------------------------------------------------

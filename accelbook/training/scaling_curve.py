@@ -13,11 +13,11 @@ from .arguments import batch_sequences, resolve
 from .kernel import evaluate_layout
 from .layouts import best_config
 from .slots import RECOMPUTE, chip_vector, model_vector
-from .step import TIME_LABELS, TrainingEstimate, to_estimate
+from .step import TrainingEstimate, to_estimate
 
-#: the components counted as communication in ``comm_share`` (exposed communication and the bubble)
-COMM_COMPONENTS = tuple(TIME_LABELS[k] for k in ("t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s",
-                                                  "t_bubble_s", "t_dp_comm_s"))
+#: the ``TrainingEstimate.time`` keys counted as communication in ``comm_share`` (exposed
+#: communication and the bubble)
+COMM_COMPONENTS = ("t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s", "t_bubble_s", "t_dp_comm_s")
 
 
 def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: int,

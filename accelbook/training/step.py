@@ -21,13 +21,13 @@ from .slots import M_FLOP_CAUSAL, M_FLOP_FULL, RECOMPUTE, R, chip_vector, model_
 HOURS = 3600.0
 ZERO_STAGES = (0, 1, 2, 3)
 
-#: result field -> the name of its component in ``TrainingEstimate.time`` (and in charts)
+#: ``TrainingEstimate.time`` key (a result field, as in :func:`search`'s columns) -> its display label
 TIME_LABELS = {"t_gemm_s": "matmuls", "t_attention_s": "attention", "t_elementwise_s": "elementwise",
                "t_recompute_s": "recompute", "t_lm_head_s": "LM head + loss", "t_tp_comm_s": "tensor-parallel comm",
                "t_cp_comm_s": "context-parallel comm", "t_ep_comm_s": "expert all-to-all",
                "t_pp_comm_s": "pipeline sends", "t_bubble_s": "pipeline bubble",
                "t_dp_comm_s": "data-parallel comm (exposed)", "t_optimizer_s": "optimizer step"}
-#: result field -> the name of its component in ``TrainingEstimate.memory``
+#: ``TrainingEstimate.memory`` key (a result field) -> its display label
 MEMORY_LABELS = {"mem_weights_bytes": "weights", "mem_grads_bytes": "gradients",
                  "mem_optimizer_bytes": "optimizer states", "mem_activations_bytes": "activations",
                  "mem_logits_bytes": "logits"}
@@ -35,7 +35,12 @@ MEMORY_LABELS = {"mem_weights_bytes": "weights", "mem_grads_bytes": "gradients",
 
 @dataclass(frozen=True)
 class TrainingEstimate:
-    """A training step's time, utilisation, memory per chip and their breakdowns (SI units)."""
+    """A training step's time, utilisation, memory per chip and their breakdowns (SI units).
+
+    ``time`` and ``memory`` are keyed by result field, the names :func:`search`'s columns have
+    (``e.time["t_bubble_s"]``, ``e.memory["mem_activations_bytes"]``); :data:`TIME_LABELS` and
+    :data:`MEMORY_LABELS` give their display labels, which :meth:`breakdown` and charts show.
+    """
 
     model: str
     chip: str
@@ -84,10 +89,11 @@ class TrainingEstimate:
         return self.chip_hours(tokens) * price_usd_per_hour
 
     def breakdown(self) -> pd.DataFrame:
-        """Tidy table: component, kind (time/memory), value (s or bytes), share of the total."""
-        rows = [{"component": k, "kind": "time", "value": v, "share": v / self.step_time_s}
+        """Tidy table for reading: component (display label), kind (time/memory), value (s or bytes),
+        share of the total."""
+        rows = [{"component": TIME_LABELS[k], "kind": "time", "value": v, "share": v / self.step_time_s}
                 for k, v in self.time.items()]
-        rows += [{"component": k, "kind": "memory", "value": v, "share": v / self.memory_per_chip_bytes}
+        rows += [{"component": MEMORY_LABELS[k], "kind": "memory", "value": v, "share": v / self.memory_per_chip_bytes}
                  for k, v in self.memory.items()]
         return pd.DataFrame(rows)
 
@@ -97,7 +103,7 @@ class TrainingEstimate:
         big = max(self.memory, key=self.memory.get)
         return (f"does not fit: {self.memory_per_chip_bytes / 1e9:.1f} GB needed per chip, "
                 f"{self.memory_capacity_bytes / 1e9:.1f} GB usable ({self.overflow_bytes / 1e9:.1f} GB over; "
-                f"largest: {big} {self.memory[big] / 1e9:.1f} GB)")
+                f"largest: {MEMORY_LABELS[big]} {self.memory[big] / 1e9:.1f} GB)")
 
 
 def assumptions(notes: list[str], cl: Cluster, flash: bool, reserve: float) -> tuple[str, ...]:
@@ -119,8 +125,8 @@ def to_estimate(out: np.ndarray, model: Model, chip: Chip, cl: Cluster, n: int, 
                 notes: list[str], flash: bool, reserve: float) -> TrainingEstimate:
     """The :class:`TrainingEstimate` of a result vector ``out`` (``R_*`` slots)."""
     r = {k: float(out[i]) for k, i in R.items()}
-    time = {TIME_LABELS[k]: r[k] for k in TIME_LABELS}
-    memory = {MEMORY_LABELS[k]: r[k] for k in MEMORY_LABELS}
+    time = {k: r[k] for k in TIME_LABELS}
+    memory = {k: r[k] for k in MEMORY_LABELS}
     config = dict(config, n_microbatches=int(round(r["n_microbatches"])))
     return TrainingEstimate(
         model=model.name, chip=chip.name, cluster=cl.name, n_chips=n, config=config,

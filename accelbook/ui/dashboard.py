@@ -2,9 +2,11 @@
 
 A dashboard is described as data (:class:`DashboardSpec`): a name, its controls (each a small
 description: :class:`Slider`, :class:`LogSlider`, :class:`Choice`, :class:`Toggle`) and a *pure*
-``view(**values) -> View`` function that calls the model, builds a tidy DataFrame and an Altair
-chart. :func:`show` turns the spec into ipywidgets; ``benchmarks/bench_dashboards.py`` samples the
-same controls at random and times the same view, with no widgets involved.
+``view(**values) -> View`` function that calls the model, builds a tidy DataFrame and a chart
+(:mod:`accelbook.ui.charts`). The notebooks' dashboards are written on this pattern in
+:mod:`accelbook.ui.dashboards`, one module per notebook (``nb01_gpu_vs_tpu.roofline_spec``, ...).
+:func:`show` turns a spec into ipywidgets; ``benchmarks/bench_dashboards.py`` samples the same
+controls at random and times the same view, with no widgets involved.
 
 Errors: a ``ValueError`` (the library's way of saying "this input is invalid") is shown as a
 readable message under the controls and the previous chart stays; any other exception is shown
@@ -154,7 +156,7 @@ def check_finite(df: pd.DataFrame, where: str = "chart data") -> None:
 
 # -- rendering ----------------------------------------------------------------------------------
 def chart_to_svg(chart) -> str:
-    """Draw a :class:`~accelbook.charts.Figure` (or an Altair chart) to an SVG string, offline."""
+    """Draw a :class:`~accelbook.ui.charts.Figure` (or an Altair chart) to an SVG string, offline."""
     if hasattr(chart, "to_svg"):
         return chart.to_svg()
     import vl_convert as vlc

@@ -12,10 +12,19 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from accelbook.chip.design import compare_8t_8i
 from accelbook.chip.roofline import layer_roofline
+from accelbook.chip.systolic import closed_form, cycles
+from accelbook.chip.tiling import gpu_gemm
 from accelbook.economics import training_tokens_per_s, usd_per_token
+from accelbook.economics.migration import Migration, payback_months
+from accelbook.inference import estimate as inference_estimate
+from accelbook.inference import min_chips
+from accelbook.moe import crossover_sweep, equal_injection
+from accelbook.network.collectives import estimate as collective_estimate
+from accelbook.network.topology import hgx_h100, hop_stats, torus, tpu_slice
 from accelbook.specs.chips import get_chip
-from accelbook.specs.models import get_model
+from accelbook.specs.models import bytes_per_element, get_model
 
 
 @dataclass(frozen=True)
@@ -69,49 +78,32 @@ def _batch_to_ridge() -> float:
 
 
 def _gemv_util() -> float:
-    from accelbook.chip.systolic import closed_form
-
     return closed_form(1, 4096, 4096, 128, 128, "ws").overall_util * 100
 
 
 def _waves_h100() -> float:
-    from accelbook.chip.tiling import gpu_gemm
-
     return gpu_gemm(2304, 2304, 2304, sms=132)["waves"]
 
 
 def _os_cycles() -> float:
-    from accelbook.chip.systolic import cycles
-
     return cycles(8, 8, 8, 8, 8, "os")
 
 
 def _torus16_diameter() -> float:
-    from accelbook.network.topology import hop_stats, torus
-
     return hop_stats(torus((16, 16, 16)))["diameter"]
 
 
 def _ring_busbw() -> float:
-    from accelbook.network.collectives import estimate
-    from accelbook.network.topology import hgx_h100
-
-    return estimate("all_reduce", 64e9, hgx_h100(nvls=False), "ring").busbw_bytes_per_s / 1e9
+    return collective_estimate("all_reduce", 64e9, hgx_h100(nvls=False), "ring").busbw_bytes_per_s / 1e9
 
 
 def _small_bound() -> set[str]:
-    from accelbook.network.collectives import estimate
-    from accelbook.network.topology import tpu_slice
-
-    e = estimate("all_reduce", 64 * 2**10, tpu_slice("v5p", (4, 4, 4)))
+    e = collective_estimate("all_reduce", 64 * 2**10, tpu_slice("v5p", (4, 4, 4)))
     return {"latency" if e.latency_s > e.bandwidth_s else "bandwidth"}
 
 
 def _nvls_busbw() -> float:
-    from accelbook.network.collectives import estimate
-    from accelbook.network.topology import hgx_h100
-
-    return estimate("all_reduce", 64e9, hgx_h100(nvls=True), "nvls").busbw_bytes_per_s / 1e9
+    return collective_estimate("all_reduce", 64e9, hgx_h100(nvls=True), "nvls").busbw_bytes_per_s / 1e9
 
 
 def _model_state_70b() -> float:
@@ -124,41 +116,33 @@ def _days_405b() -> float:
 
 
 def _nodes_per_token() -> float:
-    import math as _m
-
-    return 8 * (1 - _m.comb(224, 8) / _m.comb(256, 8))
+    return 8 * (1 - math.comb(224, 8) / math.comb(256, 8))
 
 
 def _decode_bound() -> set[str]:
-    from .dashboards import moe_network_spec
-
-    view = moe_network_spec().render(tokens_per_chip=1, networks=("3D torus",))
-    row = view.data[(view.data["tokens_per_chip"] == 1.0)].iloc[0]
-    return {row["bound"]}
+    # the network dashboard's defaults (notebook 05; tests/test_exercises.py checks that they agree):
+    # 1,024 chips as an 8×8×16 torus, 600 GB/s per chip, 1 µs per hop, 2 µs per message, 256 experts
+    # (a quarter per chip), top-8, one DeepSeek-V3 token (7,168 values in bf16) per copy
+    net = equal_injection(torus((8, 8, 16)), 600e9, 1e-6)
+    token_bytes = int(get_model("deepseek-v3").d_model * bytes_per_element("bf16"))
+    sweep = crossover_sweep({"3D torus": net}, [1.0], 8, token_bytes, 256 / 1024, message_overhead_s=2e-6)
+    return {sweep["bound"].iloc[0]}
 
 
 def _lpu_chips_70b() -> int:
-    from accelbook.inference import min_chips
-
     return min_chips("llama-3.1-70b", "groq-lpu-v1", "int8")
 
 
 def _decode_bound_b1() -> set[str]:
-    from accelbook.inference import estimate
-
-    return {estimate("llama-3.1-70b", "h200", 1, 1, 1024, 256, "fp8").decode_bound}
+    return {inference_estimate("llama-3.1-70b", "h200", 1, 1, 1024, 256, "fp8").decode_bound}
 
 
 def _payback_simple() -> float:
-    from accelbook.economics.migration import Migration, payback_months
-
     return payback_months(Migration(1.0, 0.5, 100_000, engineer_months=0, validation_usd=300_000, tooling_usd=0,
                                     port_months=0, churn_per_month=0.0))
 
 
 def _more_hbm_stacks() -> set[str]:
-    from accelbook.chip.design import compare_8t_8i
-
     c = compare_8t_8i()
     return {"decode" if c.iloc[1].n_hbm_stacks > c.iloc[0].n_hbm_stacks else "training"}
 

@@ -27,7 +27,8 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-# -- what the test opens and looks for (keep in step with the notebook and accelbook/dashboard.py) --
+# -- what the test opens and looks for: keep in step with the notebooks, accelbook/ui/dashboard.py (CSS classes) --
+# -- and accelbook/ui/dashboards/ (slider labels) --
 #: the notebook to open; its folder is copied, so sibling files it reads come along.
 #: ACCELBOOK_BROWSER_NOTEBOOK overrides it (used to try the test on a stand-in notebook).
 NOTEBOOK = Path(os.environ.get("ACCELBOOK_BROWSER_NOTEBOOK", REPO_ROOT / "notebooks" / "01_gpu_vs_tpu.ipynb"))

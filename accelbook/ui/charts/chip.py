@@ -33,8 +33,8 @@ def roofline_chart(curves: pd.DataFrame, ops: pd.DataFrame | None = None, title:
     """Log-log roofline per chip (lines), its ridge point (dashed rule) and operations (points).
 
     ``curves``: chip, intensity_flop_per_byte, attainable_flop_s, ridge_flop_per_byte
-    (:func:`accelbook.roofline.roofline_curve`). ``ops``: op, chip, intensity_flop_per_byte,
-    attainable_flop_s, bound, t_s (:func:`accelbook.roofline.layer_roofline`).
+    (:func:`accelbook.chip.roofline.roofline_curve`). ``ops``: op, chip, intensity_flop_per_byte,
+    attainable_flop_s, bound, t_s (:func:`accelbook.chip.roofline.layer_roofline`).
     """
     c = curves[["chip", "intensity_flop_per_byte"]].assign(attainable_tflop_s=curves["attainable_flop_s"] / 1e12)
     ridges = curves.drop_duplicates("chip")[["chip", "ridge_flop_per_byte"]]

@@ -8,16 +8,24 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from accelbook.training import MEMORY_LABELS, TIME_LABELS
+
 from .base import WIDTH, Figure, named_data
 
 # -- distributed training (notebook 04) ---------------------------------------------------------------
-TIME_ORDER = ["matmuls", "attention", "elementwise", "recompute", "LM head + loss", "tensor-parallel comm",
-              "context-parallel comm", "expert all-to-all", "pipeline sends", "pipeline bubble",
-              "data-parallel comm (exposed)", "optimizer step"]
-TIME_COLOURS = alt.Scale(domain=TIME_ORDER, range=["#1f77b4", "#6baed6", "#9ecae1", "#c6dbef", "#17becf",
-                                                   "#d62728", "#ff9896", "#e377c2", "#8c564b", "#ff7f0e",
-                                                   "#bcbd22", "#7f7f7f"])
-MEM_ORDER = ["weights", "gradients", "optimizer states", "activations", "logits"]
+# The components and their labels are the model's (``training.TIME_LABELS``, ``MEMORY_LABELS``: result
+# field -> label, in the step's order); only the colours are chosen here, by field.
+TIME_COLOURS_BY_FIELD = {"t_gemm_s": "#1f77b4", "t_attention_s": "#6baed6", "t_elementwise_s": "#9ecae1",
+                         "t_recompute_s": "#c6dbef", "t_lm_head_s": "#17becf", "t_tp_comm_s": "#d62728",
+                         "t_cp_comm_s": "#ff9896", "t_ep_comm_s": "#e377c2", "t_pp_comm_s": "#8c564b",
+                         "t_bubble_s": "#ff7f0e", "t_dp_comm_s": "#bcbd22", "t_optimizer_s": "#7f7f7f"}
+MEM_COLOURS_BY_FIELD = {"mem_weights_bytes": "#2ca02c", "mem_grads_bytes": "#98df8a",
+                        "mem_optimizer_bytes": "#9467bd", "mem_activations_bytes": "#ffbb78",
+                        "mem_logits_bytes": "#c49c94"}
+TIME_ORDER = list(TIME_LABELS.values())
+TIME_COLOURS = alt.Scale(domain=TIME_ORDER, range=[TIME_COLOURS_BY_FIELD[k] for k in TIME_LABELS])
+MEM_ORDER = list(MEMORY_LABELS.values())
+MEM_COLOURS = alt.Scale(domain=MEM_ORDER, range=[MEM_COLOURS_BY_FIELD[k] for k in MEMORY_LABELS])
 
 
 @functools.lru_cache(maxsize=1)
@@ -33,8 +41,7 @@ def _template_step() -> dict:
     mem_bar = alt.Chart(named_data("memory")).mark_bar().encode(
         y=alt.Y("layout:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)),
         x=alt.X("gb:Q", title="memory per chip (GB)", stack="zero"),
-        color=alt.Color("component:N", title="memory", sort=MEM_ORDER,
-                        scale=alt.Scale(domain=MEM_ORDER, range=["#2ca02c", "#98df8a", "#9467bd", "#ffbb78", "#c49c94"])),
+        color=alt.Color("component:N", title="memory", sort=MEM_ORDER, scale=MEM_COLOURS),
         order=alt.Order("order:Q"),
         tooltip=["layout:N", "component:N", alt.Tooltip("gb:Q", format=".1f")],
     )
@@ -48,7 +55,8 @@ def step_chart(time: pd.DataFrame, memory: pd.DataFrame, capacity_gb: float, tit
     """Stacked bars, one per layout: where a step's time goes, and what fills each chip's memory
     against the usable capacity (dashed line).
 
-    ``time``: layout, component, seconds, share; ``memory``: layout, component, bytes.
+    ``time``: layout, component, seconds, share; ``memory``: layout, component, bytes; a component
+    is a display label of ``training.TIME_LABELS`` or ``MEMORY_LABELS``.
     """
     t = time[time["seconds"] > 0].assign(order=lambda d: d["component"].map(TIME_ORDER.index))
     m = memory[memory["bytes"] > 0].assign(gb=lambda d: d["bytes"] / 1e9,

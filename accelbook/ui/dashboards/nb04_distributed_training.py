@@ -1,0 +1,236 @@
+"""Notebook 04, *Distributed training*: one parallel layout's step time, MFU and memory next to the
+search's best, the search's fastest layouts, and weak scaling on GPU clusters and TPU pods."""
+
+from __future__ import annotations
+
+import functools
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from accelbook import training
+from accelbook.specs.chips import get_chip
+from accelbook.specs.clusters import clusters, get_cluster
+from accelbook.ui import charts
+from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View, fmt_si
+
+from .common import concat_found, model_options, require_some
+
+DEFAULT_TRAINING = dict(model="llama-3.1-70b", chip="h100", n_chips=1024, batch_tokens=2**24, seq_len=8192)
+#: the layout keys that :func:`layout_label` reads (a ``TrainingEstimate.config``, or a row of ``training.search``)
+LAYOUT_KEYS = ("tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute")
+
+
+def layout_label(config: Mapping) -> str:
+    """A parallel layout in a few words, for a chart axis or a table: ``"tp8 pp4 dp32 mb1 ZeRO-1 recompute selective"``.
+
+    ``config`` is a ``TrainingEstimate.config`` or a row of ``training.search`` (the keys of
+    :data:`LAYOUT_KEYS`). Degrees of 1 are left out, except ``dp``; ``vp`` and ``ep`` appear when above 1.
+    """
+    parts = [f"{k}{config[k]}" for k in ("tp", "cp", "pp", "dp") if config[k] > 1 or k == "dp"]
+    if config["vp"] > 1:
+        parts.append(f"vp{config['vp']}")
+    if config["ep"] > 1:
+        parts.append(f"ep{config['ep']}")
+    parts += [f"mb{config['microbatch']}", f"ZeRO-{config['zero_stage']}", f"recompute {config['recompute']}"]
+    return " ".join(parts)
+
+
+def _training_chip_options() -> list[tuple[str, str]]:
+    ids = []
+    for cl in clusters().values():
+        if cl.chip_id not in ids:
+            ids.append(cl.chip_id)
+    return [(get_chip(i).name, i) for i in ids]
+
+
+def _cluster_controls() -> dict:
+    """The model, chip, fleet and batch controls the training and search dashboards share."""
+    d = DEFAULT_TRAINING
+    return {
+        "model": Choice("model", model_options(), d["model"]),
+        "chip": Choice("chip (cluster)", _training_chip_options(), d["chip"]),
+        "n_chips": LogSlider("chips", 3, 15, d["n_chips"]),
+        "batch_tokens": LogSlider("global batch (tokens)", 17, 26, d["batch_tokens"]),
+        "seq_len": LogSlider("sequence length", 11, 17, d["seq_len"]),
+    }
+
+
+def _step_parts(e: training.TrainingEstimate) -> dict[str, float]:
+    """An estimate's step time and components, keyed as a row of ``training.search`` is."""
+    return {**e.time, **e.memory, "step_time_s": e.step_time_s}
+
+
+def _step_frames(layouts: Mapping[str, Mapping[str, float]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The step chart's two frames, one row per layout and component (its display label).
+
+    ``layouts``: layout label -> ``step_time_s`` and the ``training.TIME_LABELS`` and
+    ``MEMORY_LABELS`` fields (a search row, or :func:`_step_parts` of an estimate).
+    """
+    t = pd.DataFrame([{"layout": lab, "component": name, "seconds": r[k], "share": r[k] / r["step_time_s"]}
+                      for lab, r in layouts.items() for k, name in training.TIME_LABELS.items()])
+    m = pd.DataFrame([{"layout": lab, "component": name, "bytes": r[k]}
+                      for lab, r in layouts.items() for k, name in training.MEMORY_LABELS.items()])
+    return t, m
+
+
+def _estimate_summary(e: training.TrainingEstimate, train_tokens: float) -> str:
+    fit = "fits" if e.fits else f"**{e.why_not_fit()}**"
+    lines = [
+        f"**{e.model}** on {e.n_chips:,} × {e.chip}: step {fmt_si(e.step_time_s, 's')}, "
+        f"**MFU {e.mfu:.1%}** (HFU {e.hfu:.1%}; {e.mfu_full_attention:.1%} if attention is counted as full, "
+        f"as PaLM and MaxText do), {e.tokens_per_s_per_chip:,.0f} tokens/s per chip, "
+        f"{e.memory_per_chip_bytes / 1e9:.1f} GB per chip of {e.memory_capacity_bytes / 1e9:.0f} usable: {fit}.",
+    ]
+    if e.fits:
+        days = e.time_to_train(train_tokens) / 86400
+        price = get_chip(e.chip).price_usd_per_hour
+        cost = f", USD {e.cost_usd(train_tokens) / 1e6:,.1f} M at the list price of USD {price:.2f}/chip-hour" \
+            if price else " (no published price)"
+        lines.append(f"{train_tokens / 1e12:g}T tokens: **{days:,.1f} days**, "
+                     f"{e.chip_hours(train_tokens) / 1e6:,.2f} M chip-hours{cost} (no failures or restarts).")
+    return "\n\n".join(lines)
+
+
+@functools.lru_cache(maxsize=64)
+def _best_layout(model, chip, n_chips, batch_tokens, seq_len, precision, tp_overlap):
+    """The search's best layout (cached: moving a layout slider does not search again)."""
+    return training.search(model, chip, n_chips, batch_tokens, seq_len, precision=precision, top=1,
+                           tp_overlap=tp_overlap).attrs["best"]
+
+
+def training_view(model, chip, n_chips, batch_tokens, seq_len, tp, pp, cp, vp, microbatch, zero_stage, recompute,
+                  precision, tp_overlap=0.0, train_tokens_t=15.0) -> View:
+    layout = dict(tp=tp, pp=pp, cp=cp, vp=vp, microbatch=microbatch, zero_stage=zero_stage, recompute=recompute,
+                  precision=precision, tp_overlap=tp_overlap)
+    mine = training.estimate(model, chip, n_chips, batch_tokens, seq_len, **layout)
+    ests = {"your layout: " + layout_label(mine.config): _step_parts(mine)}
+    note = ""
+    try:
+        best = _best_layout(model, chip, n_chips, batch_tokens, seq_len, precision, tp_overlap)
+        ests["search's best: " + layout_label(best.config)] = _step_parts(best)
+        note = (f"\n\nThe search's best layout is **{mine.step_time_s / best.step_time_s:.2f}× faster** "
+                f"than yours (MFU {best.mfu:.1%})." if mine.step_time_s > best.step_time_s * 1.0005 or not mine.fits
+                else "\n\nYour layout is the fastest that fits.")
+    except ValueError as err:
+        note = f"\n\nSearch: {err}"
+    t, m = _step_frames(ests)
+    fig = charts.step_chart(t, m, mine.memory_capacity_bytes / 1e9,
+                            title=f"{mine.model}, {n_chips:,} × {mine.chip}, batch {batch_tokens / 2**20:g}M tokens")
+    table = mine.breakdown().assign(value=lambda d: [fmt_si(v, "s" if k == "time" else "B")
+                                                     for v, k in zip(d["value"], d["kind"])],
+                                    share=lambda d: d["share"].map("{:.1%}".format))
+    return View(t, fig, _estimate_summary(mine, train_tokens_t * 1e12) + note, table=table)
+
+
+@functools.lru_cache(maxsize=1)
+def training_spec() -> DashboardSpec:
+    return DashboardSpec(
+        name="training",
+        description="One parallel layout: step time, MFU and memory per chip, next to the search's best layout.",
+        controls={
+            **_cluster_controls(),
+            "tp": LogSlider("tensor parallel", 0, 6, 8),
+            "pp": LogSlider("pipeline stages", 0, 6, 4),
+            "cp": LogSlider("context parallel", 0, 5, 1),
+            "vp": LogSlider("interleaved chunks", 0, 3, 1),
+            "microbatch": LogSlider("microbatch (sequences)", 0, 3, 1),
+            "zero_stage": Choice("ZeRO stage", (0, 1, 2, 3), 1),
+            "recompute": Choice("recompute", training.RECOMPUTE, "selective"),
+            "precision": Choice("precision", training.PRECISIONS, "bf16"),
+            "tp_overlap": Slider("TP comm hidden (share)", 0.0, 1.0, 0.1, 0.0),
+            "train_tokens_t": Slider("tokens to train (T)", 0.5, 30.0, 0.5, 15.0),
+        },
+        view=training_view,
+    )
+
+
+def search_view(model, chip, n_chips, batch_tokens, seq_len, precision) -> View:
+    df = training.search(model, chip, n_chips, batch_tokens, seq_len, precision=precision, top=12)
+    best = df.attrs["best"]
+    rows = {f"{i + 1}. {layout_label(r)}": r for i, r in df.head(6).iterrows()}
+    t, m = _step_frames(rows)
+    # the dashed line: the usable memory the search held every layout to (HBM less the reserve)
+    fig = charts.step_chart(t, m, best.memory_capacity_bytes / 1e9,
+                            title=f"the fastest layouts that fit ({df.attrs['n_fit']:,} of "
+                                  f"{df.attrs['n_evaluated']:,} fit)")
+    table = df.head(12).assign(
+        step=lambda d: d["step_time_s"].map(lambda v: fmt_si(v, "s")), MFU=lambda d: d["mfu"].map("{:.1%}".format),
+        memory=lambda d: (d["memory_per_chip_bytes"] / 1e9).map("{:.1f} GB".format))[
+        [*LAYOUT_KEYS, "step", "MFU", "memory", "why"]]
+    summary = (f"Evaluated **{df.attrs['n_evaluated']:,} layouts**, {df.attrs['n_fit']:,} fit in memory. Best: "
+               f"**{layout_label(best.config)}**, MFU {best.mfu:.1%}, {best.tokens_per_s_per_chip:,.0f} tokens/s per chip. "
+               "`why` says what costs each runner-up most compared with the best.")
+    return View(t, fig, summary, table=table)
+
+
+@functools.lru_cache(maxsize=1)
+def search_spec() -> DashboardSpec:
+    return DashboardSpec(
+        name="search",
+        description="Every data/tensor/pipeline/context/expert layout, microbatch, ZeRO stage and recompute; "
+                    "the fastest that fit.",
+        controls={**_cluster_controls(), "precision": Choice("precision", training.PRECISIONS, "bf16")},
+        view=search_view,
+    )
+
+
+SCALING_SYSTEMS = {"DGX H100 + InfiniBand": "dgx-h100", "GB200 NVL72": "gb200-nvl72",
+                   "TPU v5p pod (ICI + OCS)": "tpu-v5p-pod", "TPU v6e pods + DCN": "tpu-v6e-pod"}
+
+
+@functools.lru_cache(maxsize=64)
+def _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) -> pd.DataFrame:
+    """One system's weak-scaling curve (cached: toggling another system does not recompute it)."""
+    counts = [2**k for k in range(6, int(np.log2(max_chips)) + 1)]
+    cl = get_cluster(SCALING_SYSTEMS[name])
+    if bw_scale != 1.0:
+        cl = cl.with_changes(network_bw_bytes_per_s=cl.network_bw_bytes_per_s * bw_scale)
+    try:
+        df = training.scaling(model, None, counts, seq_len, batch_tokens_per_chip=seqs_per_chip * seq_len,
+                              cluster=cl, microbatch=[1, 2], vp=[1, 4])
+    except ValueError:   # nothing fits even at the largest size: the view says so
+        df = pd.DataFrame()
+    if "efficiency" not in df:
+        return pd.DataFrame(columns=["system", "n_chips", "efficiency", "mfu", "comm_share", "layout",
+                                     "tokens_per_s_per_chip"])
+    return df.dropna(subset=["efficiency"]).assign(system=name)
+
+
+def scaling_view(model, systems, seqs_per_chip, seq_len, max_chips, bw_scale=1.0) -> View:
+    require_some(systems, "system")
+    data, missing = concat_found({name: _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale)
+                                  for name in systems})
+    if data.empty:
+        raise ValueError(f"{model} fits on none of these systems up to {max_chips:,} chips with "
+                         f"{seqs_per_chip:g} sequences of {seq_len:,} tokens per chip; raise the largest fleet "
+                         "or lower the sequences per chip")
+    fig = charts.scaling_chart(data, title=f"weak scaling, {seqs_per_chip} sequences of {seq_len:,} tokens per chip")
+    last = data.sort_values("n_chips").groupby("system").tail(1)
+    summary = "" if not missing else f"Nothing fits on {', '.join(missing)} at these settings. "
+    summary += "At the largest size: " + "; ".join(
+        f"**{r.system}** {r.efficiency:.0%} efficiency, MFU {r.mfu:.0%}, comm + bubble {r.comm_share:.0%} ({r.layout})"
+        for r in last.itertuples())
+    return View(data[["system", "n_chips", "efficiency", "mfu", "comm_share"]], fig, summary,
+                table=data[["system", "n_chips", "tokens_per_s_per_chip", "mfu", "efficiency", "comm_share", "layout"]])
+
+
+@functools.lru_cache(maxsize=1)
+def scaling_spec() -> DashboardSpec:
+    return DashboardSpec(
+        name="scaling",
+        description="Throughput per chip as the fleet grows, with the best layout at each size.",
+        controls={
+            "model": Choice("model", model_options(), "gpt3-175b"),
+            "systems": Choice("systems", tuple(SCALING_SYSTEMS), tuple(SCALING_SYSTEMS), multi=True),
+            "seqs_per_chip": LogSlider("sequences per chip", -3, 3, 1),
+            "seq_len": LogSlider("sequence length", 11, 15, 2048),
+            "max_chips": LogSlider("largest fleet", 8, 15, 8192),
+            "bw_scale": Slider("scale-out bandwidth ×", 0.25, 4.0, 0.25, 1.0),
+        },
+        view=scaling_view,
+    )
+
+
+SPECS = (training_spec, search_spec, scaling_spec)

@@ -1,0 +1,76 @@
+"""Notebook 06, *Inference: prefill and decode*: decode latency against throughput as the batch grows,
+and what fits in memory."""
+
+from __future__ import annotations
+
+import functools
+
+import pandas as pd
+
+from accelbook import inference
+from accelbook.specs.chips import all_chips
+from accelbook.ui import charts
+from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, View, fmt_si
+
+from .common import model_options
+
+
+def _memory_chip_options() -> list[tuple[str, str]]:
+    return [(c.name, c.id) for c in all_chips() if c.memory_bytes is not None and c.memory_bw_bytes_per_s is not None
+            and not c.id.endswith("lpx")]
+
+
+@functools.lru_cache(maxsize=64)
+def _batch_sweep(model, chip, n_chips, input_len, output_len, precision, tp) -> pd.DataFrame:
+    """Every batch of every layout up to ``tp`` (cached: the batch slider only moves the marker)."""
+    return inference.sweep(model, chip, n_chips, input_len, output_len, precision,
+                           batches=[2**k for k in range(0, 13)], max_tp=tp)
+
+
+def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, precision) -> View:
+    if n_chips % tp:
+        raise ValueError(f"{n_chips} chips do not split into replicas of tp = {tp}")
+    e = inference.estimate(model, chip, n_chips, batch, input_len, output_len, precision, tp=tp)
+    sw = _batch_sweep(model, chip, n_chips, input_len, output_len, precision, tp)
+    if not sw.empty:
+        sw = sw[(sw["tp"] == tp) & (sw["pp"] == n_chips // tp // e.config["replicas"])]
+    if sw.empty:
+        raise ValueError(e.why_not_fit() or "no batch fits")
+    fig = charts.batch_sweep_chart(sw, batch, e.max_batch_size,
+                                   title=f"{e.model} on {n_chips} × {e.chip}, TP{tp}, {input_len:,} in / {output_len:,} out")
+    pw = (f"{e.power_w_per_chip:,.0f} W per chip (estimate), {e.tokens_per_s_per_kw:,.0f} tokens/s per kW"
+          if e.power_w_per_chip else "no published TDP, so no power figure")
+    usd = f"USD {e.usd_per_million_tokens:.2f} per million output tokens" if e.usd_per_million_tokens else "no published price"
+    fit = "fits" if e.fits else f"**{e.why_not_fit()}**"
+    summary = (f"TTFT **{fmt_si(e.ttft_s, 's')}** (idle server), TPOT **{fmt_si(e.tpot_s, 's')}** = "
+               f"**{e.tokens_per_s_per_user:,.0f} tokens/s per user**, **{e.tokens_per_s_per_chip:,.0f} tokens/s per chip** "
+               f"({e.decode_bound}-bound decode, {e.prefill_bound}-bound prefill). KV cache {fmt_si(e.kv_cache_bytes, 'B')} "
+               f"per replica; the largest batch that fits is {e.max_batch_size:,}; {fit}. {pw}; {usd}.")
+    b = e.breakdown
+    table = pd.DataFrame({"part": ["decode: matmuls", "decode: attention over the KV cache", "decode: all-reduces",
+                                   "prefill (one prompt): compute", "prefill: weights read"],
+                          "time": [fmt_si(b[k], "s") for k in ("decode_gemm_s", "decode_attention_s", "decode_comm_s",
+                                                                "prefill_compute_s", "prefill_memory_s")]})
+    return View(sw, fig, summary, table=table)
+
+
+@functools.lru_cache(maxsize=1)
+def inference_spec() -> DashboardSpec:
+    return DashboardSpec(
+        name="inference",
+        description="Decode latency against throughput as the batch grows, and what fits in memory.",
+        controls={
+            "model": Choice("model", model_options(), "llama-3.1-70b"),
+            "chip": Choice("chip", _memory_chip_options(), "h200"),
+            "n_chips": LogSlider("chips", 0, 10, 8),
+            "tp": LogSlider("tensor parallel", 0, 10, 8),
+            "batch": LogSlider("batch", 0, 12, 64),
+            "input_len": LogSlider("input tokens", 4, 17, 2048),
+            "output_len": LogSlider("output tokens", 0, 14, 256),
+            "precision": Choice("weights", inference.WEIGHT_PRECISIONS, "fp8"),
+        },
+        view=inference_view,
+    )
+
+
+SPECS = (inference_spec,)

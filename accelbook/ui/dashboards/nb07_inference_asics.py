@@ -1,0 +1,81 @@
+"""Notebook 07, *Inference ASICs*: tokens/s per chip against tokens/s per user for GPUs, TPUs, LPUs,
+wafers and Inferentia, at a target speed per user."""
+
+from __future__ import annotations
+
+import functools
+
+import pandas as pd
+
+from accelbook import inference
+from accelbook.ui import charts
+from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, View
+
+from .common import concat_found, markdown_table, model_options, require_some
+
+FRONTIER_SYSTEMS = {   # label -> (chip id, chips): 8-GPU servers, and enough SRAM chips to hold a 70B model
+    "8 × H100": ("h100", 8), "8 × H200": ("h200", 8), "8 × B200": ("b200", 8), "8 × MI300X": ("mi300x", 8),
+    "8 × TPU v6e": ("tpu-v6e", 8), "12 × Inferentia2": ("inferentia2", 12),
+    "640 × Groq LPU v1": ("groq-lpu-v1", 640), "320 × Groq LP30": ("groq-lp30", 320),
+    "4 × Cerebras CS-3": ("cerebras-cs3", 4), "8 × custom ASIC (what-if)": ("custom-asic", 8),
+}
+
+
+@functools.lru_cache(maxsize=64)
+def _frontier_one(model, label, input_len, output_len, precision) -> pd.DataFrame:
+    chip, n = FRONTIER_SYSTEMS[label]
+    try:
+        return inference.frontier(model, {label: (chip, n)}, input_len, output_len, precision)
+    except ValueError:
+        return pd.DataFrame()
+
+
+def _best_at_target(system: str, f: pd.DataFrame, target_tps_user: float) -> str:
+    """A summary row: the system's best tokens/s per chip among the points that reach the target."""
+    ok = f[f["tokens_per_s_per_user"] >= target_tps_user] if not f.empty else f
+    if ok.empty:
+        return f"| {system} | cannot reach {target_tps_user:,.0f} tokens/s per user | | | |"
+    r = ok.loc[ok["tokens_per_s_per_chip"].idxmax()]
+    kw = f"{r.tokens_per_s_per_kw:,.0f}" if pd.notna(r.tokens_per_s_per_kw) else "—"
+    usd = f"{r.usd_per_million_tokens:.2f}" if pd.notna(r.usd_per_million_tokens) else "—"
+    return f"| {system} | {r.tokens_per_s_per_chip:,.0f} | {kw} | {usd} | TP{r.tp} PP{r.pp} batch {r.batch} |"
+
+
+def frontier_view(model, systems, input_len, output_len, precision, target_tps_user, per="chip") -> View:
+    require_some(systems, "system")
+    parts = {s: _frontier_one(model, s, input_len, output_len, precision) for s in systems}
+    front, missing = concat_found(parts)
+    if front.empty:
+        raise ValueError(f"{model} at {precision} fits on none of these systems")
+    fig = charts.frontier_chart(front, target_tps_user, per, title=f"{model}, {input_len:,} in / {output_len:,} out, {precision}")
+    table = markdown_table(("system", "best tokens/s per chip at the target", "per kW", "USD per M tokens", "layout"),
+                           [_best_at_target(s, f, target_tps_user) for s, f in parts.items()])
+    summary = (f"At **{target_tps_user:,.0f} tokens/s per user**:\n\n" + table
+               + ("" if not missing else f"\n\nDoes not fit: {', '.join(missing)}."))
+    if any("Cerebras" in s_ for s_ in systems):
+        summary += ("\n\n**Read the CS-3 curve with care:** the model treats a wafer as one chip with 21 PB/s "
+                    "everywhere and is about 11× optimistic against Cerebras's published 405B speed (notebook 06). "
+                    "A wafer also has the silicon of dozens of GPUs, so per-chip figures do not compare.")
+    return View(front[["system", "tokens_per_s_per_user", "tokens_per_s_per_chip"]], fig, summary)
+
+
+@functools.lru_cache(maxsize=1)
+def frontier_spec() -> DashboardSpec:
+    return DashboardSpec(
+        name="frontier",
+        description="Tokens/s per chip against tokens/s per user: GPUs, TPUs, LPUs, wafers, Inferentia.",
+        controls={
+            "model": Choice("model", model_options(), "llama-2-70b"),
+            "systems": Choice("systems", tuple(FRONTIER_SYSTEMS),
+                              ("8 × H200", "8 × B200", "640 × Groq LPU v1", "320 × Groq LP30"), multi=True),
+            "input_len": LogSlider("input tokens", 4, 15, 1024),
+            "output_len": LogSlider("output tokens", 4, 14, 256),
+            "precision": Choice("weights", inference.WEIGHT_PRECISIONS, "fp8"),
+            "target_tps_user": LogSlider("target tokens/s per user", 3, 12, 256),
+            "per": Choice("per", ("chip", "kw"), "chip"),
+        },
+        view=frontier_view,
+    )
+
+
+SPECS = (frontier_spec,)

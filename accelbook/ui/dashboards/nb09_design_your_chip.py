@@ -1,0 +1,81 @@
+"""Notebook 09, *Design your chip*: split a die between matrix units, SRAM and HBM interfaces, and see
+which split training and decode each prefer."""
+
+from __future__ import annotations
+
+import functools
+
+import pandas as pd
+
+from accelbook.chip import design as chipdesign
+from accelbook.ui import charts
+from accelbook.ui.dashboard import DashboardSpec, LogSlider, Slider, View
+
+from .common import markdown_table
+
+
+@functools.lru_cache(maxsize=32)
+def _design_case(area_mm2, power_w, decode_batch, context_len, shards, grid):
+    tr = chipdesign.TrainingWorkload(shards=int(shards))
+    de = chipdesign.DecodeWorkload(batch_size=int(decode_batch), context_len=int(context_len))
+    df = chipdesign.sweep([tr, de], area_mm2=area_mm2, power_w=power_w, grid_mm2=grid)
+    cmp_ = chipdesign.compare_8t_8i(tr, de, area_mm2=area_mm2, power_w=power_w, grid_mm2=grid)
+    return df, cmp_
+
+
+def _share_of_best(df: pd.DataFrame) -> pd.DataFrame:
+    """For each workload and each (matrix area, HBM stacks) cell, the best split's throughput as a share
+    of the workload's best anywhere."""
+    cells = []
+    for w in ("training", "decode"):
+        col = f"{w}_tokens_per_s_per_chip"
+        g = df.loc[df.groupby(["matrix_mm2", "n_hbm_stacks"])[col].idxmax()]
+        top = df[col].max()
+        if not top > 0:
+            raise ValueError(f"no split can run the {w} workload (memory capacity too small); raise the area or power")
+        cells.append(pd.DataFrame({"workload": w, "matrix_mm2": g["matrix_mm2"], "n_hbm_stacks": g["n_hbm_stacks"],
+                                   "sram_mb": g["sram_bytes"] / 1e6, "tokens_per_s_per_chip": g[col],
+                                   "share_of_best": g[col] / top, "limit": g[f"{w}_limit"]}))
+    return pd.concat(cells, ignore_index=True)
+
+
+def _published_tpu8() -> str:
+    t = chipdesign.params().tpu8
+    return (f"Published: TPU 8t has {t['t_hbm_stacks']:.0f} HBM stacks and {t['t_sram_mb']:.0f} MB of SRAM, "
+            f"TPU 8i has {t['i_hbm_stacks']:.0f} stacks and {t['i_sram_mb']:.0f} MB.")
+
+
+def design_view(area_mm2, power_w, decode_batch, context_len, shards) -> View:
+    df, cmp_ = _design_case(float(area_mm2), float(power_w), int(decode_batch), int(context_len), int(shards), 20.0)
+    if df.empty:
+        raise ValueError("no split fits this die area; raise the area")
+    cells = _share_of_best(df)
+    opt = cmp_.iloc[:2]
+    best = pd.DataFrame({"workload": ["training", "decode"], "matrix_mm2": opt["matrix_mm2"].to_numpy(),
+                         "n_hbm_stacks": opt["n_hbm_stacks"].to_numpy(), "design": opt["design"].to_numpy()})
+    fig = charts.design_map_chart(cells, best, title=f"{area_mm2:.0f} mm², {power_w:.0f} W: throughput as a share of "
+                                                     "each workload's best")
+    lines = [f"| {r.design} | {r.matrix_mm2:.0f} | {r.sram_mb:.0f} | {r.n_hbm_stacks} | "
+             f"{r.training_vs_best:.0%} of best | {r.decode_vs_best:.0%} of best |" for r in cmp_.iloc[:3].itertuples()]
+    summary = (markdown_table(("design", "matrix (mm²)", "SRAM (MB)", "HBM stacks", "training", "decode"), lines)
+               + "\n\n" + _published_tpu8() + " Every constant of this model is an estimate "
+               "(`accelbook.chip.design.provenance_table()`).")
+    return View(cells, fig, summary, table=cmp_)
+
+
+@functools.lru_cache(maxsize=1)
+def design_spec() -> DashboardSpec:
+    return DashboardSpec(
+        name="design", description="Split a die between matrix units, SRAM and HBM interfaces; training against decode.",
+        controls={
+            "area_mm2": Slider("die area (mm²)", 400.0, 860.0, 20.0, 820.0),
+            "power_w": Slider("power budget (W)", 300.0, 1400.0, 50.0, 700.0),
+            "decode_batch": LogSlider("decode batch", 0, 9, 64),
+            "context_len": LogSlider("decode context", 10, 17, 8192),
+            "shards": LogSlider("training: chips sharing the model", 3, 8, 32),
+        },
+        view=design_view,
+    )
+
+
+SPECS = (design_spec,)
