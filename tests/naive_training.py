@@ -19,7 +19,7 @@ from accelbook import training
 from accelbook.specs.chips import MEMORY_RESERVE, usable_memory_bytes
 from accelbook.training import kernel, slots
 
-FIELDS = ("tp", "cp", "pp", "vp", "ep", "microbatch", "zero_stage", "recompute")
+FIELDS = ("tp", "cp", "pp", "vp", "ep", "microbatch", "zero_stage", "recompute", "grad_sync")
 
 
 def python_body(fn, _seen=None):
@@ -37,11 +37,16 @@ def python_body(fn, _seen=None):
     return _seen[fn]
 
 
-def is_valid(tp, cp, pp, vp, ep, mb, *, n, B, s, layers, heads, experts):
+def is_valid(tp, cp, pp, vp, ep, mb, zero, gsync, *, n, B, s, layers, heads, experts, dps):
     """The documented validity rules of a layout; returns (valid, dp)."""
     if tp * cp * pp == 0 or n % (tp * cp * pp) != 0:      # tp·cp·pp·dp = n with a whole dp
         return False, None
     dp = n // (tp * cp * pp)
+    if dp not in dps:                                     # dp among its candidates (pinned or every divisor)
+        return False, dp
+    # ZeRO-0/1 reduce gradients once a step, ZeRO-3 every microbatch, ZeRO-2 either
+    if (zero < 2 and gsync != 0) or (zero == 3 and gsync != 1):
+        return False, dp
     if heads % tp != 0:                                   # tp | heads
         return False, dp
     if cp > 1 and s % (2 * cp) != 0:                      # load-balanced context parallelism
@@ -61,7 +66,7 @@ def is_valid(tp, cp, pp, vp, ep, mb, *, n, B, s, layers, heads, experts):
 
 def reference_search(model, chip, cluster, n, B, s, precision="bf16", flash=True, seqpar=True,
                      reserve=MEMORY_RESERVE, tp_overlap=0.0, **fixed):
-    """{(tp, cp, pp, vp, dp, ep, microbatch, zero_stage, recompute name): result vector} over every
+    """{(tp, cp, pp, vp, dp, ep, microbatch, zero_stage, recompute name, grad_sync name): result vector} over every
     valid layout, each evaluated by the plain-Python body of ``kernel._evaluate`` (:func:`python_body`)."""
     space = training.search_space(model, n, **fixed)
     mv = slots.model_vector(model, s)
@@ -69,18 +74,19 @@ def reference_search(model, chip, cluster, n, B, s, precision="bf16", flash=True
     experts = model.moe.n_experts if model.moe is not None else 1
     evaluate = python_body(kernel._evaluate)
     out = {}
-    for tp, cp, pp, vp, ep, mb, zero, rec in itertools.product(*(space[k] for k in FIELDS)):
+    dps = {int(d) for d in space["dp"]}
+    for tp, cp, pp, vp, ep, mb, zero, rec, gsync in itertools.product(*(space[k] for k in FIELDS)):
         tp, cp, pp, vp, ep, mb = (int(x) for x in (tp, cp, pp, vp, ep, mb))
-        ok, dp = is_valid(tp, cp, pp, vp, ep, mb, n=n, B=B, s=s, layers=model.n_layers,
-                          heads=model.n_heads, experts=experts)
+        ok, dp = is_valid(tp, cp, pp, vp, ep, mb, int(zero), int(gsync), n=n, B=B, s=s, layers=model.n_layers,
+                          heads=model.n_heads, experts=experts, dps=dps)
         if not ok:
             continue
         res = np.empty(training.N_RESULTS)
         evaluate(mv=mv, c=cv, B=float(B), s=float(s), tp=float(tp), cp=float(cp), pp=float(pp), vp=float(vp),
-                 dp=float(dp), ep=float(ep), mb=float(mb), zero=int(zero), rec=int(rec), flash=flash,
+                 dp=float(dp), ep=float(ep), mb=float(mb), zero=int(zero), rec=int(rec), gsync=int(gsync), flash=flash,
                  seqpar=seqpar, usable_bytes=usable_memory_bytes(chip.hbm_bytes, reserve), tp_overlap=tp_overlap,
                  out=res)
-        key = (tp, cp, pp, vp, dp, ep, mb, int(zero), training.RECOMPUTE[int(rec)])
+        key = (tp, cp, pp, vp, dp, ep, mb, int(zero), training.RECOMPUTE[int(rec)], slots.GRAD_SYNC[int(gsync)])
         assert key not in out
         out[key] = res
     return out

@@ -98,7 +98,7 @@ def test_search_enumerates_exactly_the_valid_layouts(searched, model, chip, n, B
     assert set(got) == set(ref)
     assert df.attrs["n_evaluated"] == len(ref)
     assert df.attrs["n_fit"] == sum(v[T.R["fits"]] > 0.5 for v in ref.values())
-    cols = ["step_time_s", "memory_per_chip_bytes", "mfu", "t_bubble_s", "t_dp_comm_s", "t_ep_comm_s"]
+    cols = ["step_time_s", "memory_per_chip_bytes", "tokens_per_s_per_chip", "t_bubble_s", "t_dp_comm_s", "t_ep_comm_s"]
     got_v = df[cols].to_numpy()
     for key, vec in ref.items():
         np.testing.assert_allclose(got_v[got[key]], [vec[T.R[c]] for c in cols], rtol=1e-9)
@@ -146,7 +146,7 @@ def test_estimate_agrees_with_search_rows(searched, model):
     for r in picks:
         e = T.estimate(model, chip, n, B * s, s, tp=int(r.tp), cp=int(r.cp), pp=int(r.pp), vp=int(r.vp),
                        dp=int(r.dp), ep=int(r.ep), microbatch=int(r.microbatch), zero_stage=int(r.zero_stage),
-                       recompute=r.recompute)
+                       recompute=r.recompute, grad_sync=r.grad_sync)
         assert e.step_time_s == pytest.approx(r.step_time_s, rel=1e-12)
         assert e.memory_per_chip_bytes == pytest.approx(r.memory_per_chip_bytes, rel=1e-12)
         assert e.mfu == pytest.approx(r.mfu, rel=1e-12)
@@ -376,21 +376,27 @@ def test_mfu_is_model_flops_over_peak(kw):
     e = T.estimate(m, "h100", n, 64 * s, s, **kw)
     peak = get_chip("h100").peak_flop_s("bf16")
     assert e.tokens_per_s == pytest.approx(64 * s / e.step_time_s, rel=1e-12)
-    assert e.mfu == pytest.approx(e.tokens_per_s * m.flops_per_token(s, training=True, causal=True) / (n * peak),
+    # one convention (training/mfu.py): model FLOPs with full attention over the dense bf16 peak
+    assert e.mfu == pytest.approx(e.tokens_per_s * m.flops_per_token(s, training=True, causal=False) / (n * peak),
                                   rel=1e-12)
-    assert e.mfu_full_attention == pytest.approx(
-        e.tokens_per_s * m.flops_per_token(s, training=True, causal=False) / (n * peak), rel=1e-12)
+    assert e.mfu_as(attention="causal") == pytest.approx(
+        e.tokens_per_s * m.flops_per_token(s, training=True, causal=True) / (n * peak), rel=1e-12)
     assert 0 < e.mfu < 1
     # HFU counts the forward pass re-run by full recomputation (4 passes instead of 3)
     assert e.hfu == pytest.approx(e.mfu * (4 / 3 if kw.get("recompute") == "full" else 1), rel=1e-12)
 
 
-def test_fp8_mfu_uses_the_fp8_peak():
+def test_fp8_mfu_is_against_the_bf16_peak_unless_asked():
+    """Reported MFU divides by the bf16 peak whatever the precision (so a faster fp8 step shows a higher
+    MFU); ``mfu_as(peak="precision")`` gives the fraction of the fp8 peak."""
     m, s, n = get_model("llama-3.1-8b"), 4096, 8
     e = T.estimate(m, "h100", n, 8 * s, s, precision="fp8")
-    peak = get_chip("h100").peak_flop_s("fp8")
-    assert e.mfu == pytest.approx(e.tokens_per_s * m.flops_per_token(s, training=True, causal=True) / (n * peak))
-    assert e.step_time_s < T.estimate(m, "h100", n, 8 * s, s).step_time_s
+    bf16 = T.estimate(m, "h100", n, 8 * s, s)
+    h100 = get_chip("h100")
+    flops = m.flops_per_token(s, training=True, causal=False)
+    assert e.mfu == pytest.approx(e.tokens_per_s * flops / (n * h100.peak_flop_s("bf16")))
+    assert e.mfu_as(peak="precision") == pytest.approx(e.tokens_per_s * flops / (n * h100.peak_flop_s("fp8")))
+    assert e.step_time_s < bf16.step_time_s and e.mfu > bf16.mfu
 
 
 def test_time_to_train_chip_hours_and_cost():
@@ -649,3 +655,109 @@ def test_lean_best_layout_equals_the_search_table(model, chip, n, seq):
         assert c[k] == best.config[k], k
     fast = T.scaling(model, chip, [n], seq, batch_tokens_per_chip=2 * seq, layout="best")
     assert fast["step_time_s"].iloc[0] == pytest.approx(best.step_time_s, rel=1e-12)
+
+
+# -- 9. issue 14: ZeRO-2 with gradient accumulation, pinning every dimension, the H800 cluster -----------------
+def _rows(**pins):
+    """Every layout of Llama 3.1 8B on 16 H100 with 8 microbatches per data-parallel rank at dp = 8."""
+    return T.search("llama-3.1-8b", "h100", 16, 64 * 4096, 4096, top=None, include_unfit=True, **pins)
+
+
+def test_zero2_gradient_accumulation_is_not_free():
+    # Before issue 14, ZeRO-2 divided the gradients by dp AND reduce-scattered them once per step.
+    # Honest options: keep the full gradient buffer until accumulation ends (one reduce-scatter a step),
+    # or reduce-scatter every microbatch (gradients / dp, m reduce-scatters).
+    df = _rows(tp=2, cp=1, pp=1, vp=1, ep=1, microbatch=1, recompute="selective")
+    one = df[df.zero_stage == 1].iloc[0]
+    two = df[df.zero_stage == 2]
+    m = int(one.n_microbatches)
+    assert m == 8 and one.dp == 8
+    assert set(two.grad_sync) == {"step", "microbatch"}
+    assert set(df[df.zero_stage < 2].grad_sync) == {"step"} and set(df[df.zero_stage == 3].grad_sync) == {"microbatch"}
+    step = two[two.grad_sync == "step"].iloc[0]
+    mbs = two[two.grad_sync == "microbatch"].iloc[0]
+    # (a) the full buffer: ZeRO-1's gradient memory and ZeRO-1's traffic (a reduce-scatter and an all-gather)
+    assert step.mem_grads_bytes == pytest.approx(one.mem_grads_bytes, rel=1e-12)
+    assert step.t_dp_total_s == pytest.approx(one.t_dp_total_s, rel=1e-12)
+    # (b) per microbatch: gradients / dp, and m reduce-scatters + 1 all-gather = (m + 1)/2 × ZeRO-1's traffic
+    assert mbs.mem_grads_bytes == pytest.approx(one.mem_grads_bytes / one.dp, rel=1e-12)
+    assert mbs.t_dp_total_s == pytest.approx(one.t_dp_total_s * (m + 1) / 2, rel=1e-12)
+    assert mbs.t_dp_comm_s >= step.t_dp_comm_s
+
+
+def test_estimate_states_the_gradient_sync():
+    kw = dict(tp=2, microbatch=1, recompute="selective")
+    e = T.estimate("llama-3.1-8b", "h100", 16, 64 * 4096, 4096, zero_stage=2, grad_sync="step", **kw)
+    assert e.config["grad_sync"] == "step"
+    assert T.estimate("llama-3.1-8b", "h100", 16, 64 * 4096, 4096, zero_stage=2, **kw).config["grad_sync"] == "microbatch"
+    assert T.estimate("llama-3.1-8b", "h100", 16, 64 * 4096, 4096, zero_stage=1, **kw).config["grad_sync"] == "step"
+    assert any("gradients reduce-scattered once a step" in a for a in e.assumptions)
+    b = e.breakdown()
+    assert "gradient sync: once a step" in b.loc[b.component == T.TIME_LABELS["t_dp_comm_s"], "detail"].iat[0]
+    with pytest.raises(ValueError, match="grad_sync='microbatch' needs zero_stage 2 or 3"):
+        T.estimate("llama-3.1-8b", "h100", 16, 64 * 4096, 4096, zero_stage=1, grad_sync="microbatch", **kw)
+    with pytest.raises(ValueError, match="ZeRO-3 reduce-scatters every microbatch"):
+        T.estimate("llama-3.1-8b", "h100", 16, 64 * 4096, 4096, zero_stage=3, grad_sync="step", **kw)
+
+
+def test_search_chooses_the_gradient_sync_and_says_so():
+    df = T.search("llama-3.1-8b", "h100", 16, 64 * 4096, 4096, top=None, zero_stage=2)
+    assert "grad_sync" in df.columns and set(df.grad_sync) == {"step", "microbatch"}
+    assert df.attrs["best"].config["grad_sync"] == df.grad_sync.iat[0]
+    assert T.search("llama-3.1-8b", "h100", 16, 64 * 4096, 4096, top=None, grad_sync="step").grad_sync.eq("step").all()
+
+
+@pytest.mark.parametrize("dim,value", [("tp", 2), ("cp", 2), ("pp", 2), ("vp", 2), ("dp", 4), ("ep", 1),
+                                       ("microbatch", 2), ("zero_stage", 2), ("recompute", "full"),
+                                       ("grad_sync", "microbatch")])
+def test_search_can_pin_every_dimension(dim, value):
+    df = _rows(**{dim: value})
+    assert len(df) > 0 and (df[dim] == value).all()
+    assert df.attrs["pinned"] == {dim: value}
+    assert dim not in df.attrs["searched"] and set(df.attrs["searched"]) == set(T.CONFIG_FIELDS) - {dim}
+
+
+def test_pinning_tp_pp_dp_derives_cp_and_rejects_what_does_not_divide():
+    df = _rows(tp=2, pp=2, dp=2)
+    assert set(df.cp) == {2} and set(df.dp) == {2}
+    assert "cp" not in df.attrs["searched"] and df.attrs["derived"] == {"cp": 2}
+    # pinning tp and pp no longer lets the search trade data for context parallelism once dp is pinned
+    assert set(_rows(tp=2, pp=1, dp=8).cp) == {1}
+    with pytest.raises(ValueError, match=r"dp = 3 must divide the 16 chips"):
+        _rows(dp=3)
+    with pytest.raises(ValueError, match=r"tp·pp·dp = 2·1·16 = 32 does not divide the 16 chips"):
+        _rows(tp=2, pp=1, dp=16)
+    with pytest.raises(ValueError, match=r"tp·cp·pp·dp = 2·2·1·2 = 8 but n_chips = 16"):
+        _rows(tp=2, cp=2, pp=1, dp=2)
+
+
+def test_dgx_h800_cluster_is_the_deepseek_v3_cluster():
+    from accelbook.specs.clusters import get_cluster
+    from accelbook.specs.loader import load_sources
+    cl = get_cluster("dgx-h800")
+    assert cl.chip_id == "h800" and cl.domain_chips == 8 and cl.torus_dims == 0
+    assert cl.domain_bw_bytes_per_s == pytest.approx(200e9)      # NVLink 400 GB/s both ways = 200 one way
+    assert cl.network_bw_bytes_per_s == pytest.approx(50e9)      # one 400 Gb/s IB NIC per GPU (8 per node)
+    assert cl.domain_bw_bytes_per_s < get_cluster("dgx-h100").domain_bw_bytes_per_s
+    srcs = load_sources()
+    assert "deepseek-v3-report" in srcs and "deepseek-v3-isca-2025" in srcs
+
+
+def test_deepseek_v3_layout_on_h800_is_expressible():
+    # DeepSeek-V3 report §3.1-3.2, §4.2: 2,048 H800, PP16, EP64 over 8 nodes, ZeRO-1 DP, no TP, FP8,
+    # 4K sequences, batch 15,360 sequences
+    e = T.estimate("deepseek-v3", "h800", 2048, 15360 * 4096, 4096, tp=1, pp=16, ep=64, zero_stage=1,
+                   precision="fp8", cluster="dgx-h800", recompute="full")
+    assert e.cluster.startswith("DGX H800") and e.config["dp"] == 128 and e.config["ep"] == 64
+    assert any("DualPipe" in a and "not modelled" in a for a in e.assumptions)
+    assert e.tokens_per_s_per_chip > 0
+
+
+def test_deepseek_v3_h800_run_is_a_context_row(validation):
+    runs = T.published_runs()
+    r = runs["deepseek-v3-h800"]
+    assert r["role"] == "context" and r["n_chips"] == 2048 and r["global_batch_sequences"] == 15360
+    # 180K H800 GPU-hours per trillion tokens (report, Table 1 text) -> tokens/s per GPU
+    assert r["reported_value"] == pytest.approx(1e12 / (180e3 * 3600), rel=1e-3)
+    row = validation.set_index("id").loc["deepseek-v3-h800"]
+    assert row.note == "" and np.isfinite(row.error)

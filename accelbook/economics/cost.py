@@ -1,13 +1,16 @@
 """Training throughput and what it costs: tokens/s per chip, USD per token, price-performance.
 
 Model FLOPs utilisation (MFU, PaLM arXiv:2204.02311 App. B) is the fraction of a chip's peak
-that the model's own FLOPs use:
+that the model's own FLOPs use, defined once in :func:`accelbook.training.model_flops_utilisation`
+(the training model reports the same number):
 
     MFU = tokens_per_s · C_train / P,   so   tokens_per_s = MFU · P / C_train
 
-with ``C_train`` the training FLOPs per token (:meth:`Model.flops_per_token`, 6N + 12·L·H·d_h·s)
-and ``P`` the dense peak at the training precision. The cost of a token is the chip's price per
-second over its token rate:
+with ``C_train`` the training FLOPs per token counted with full attention (6N + 12·L·H·d_h·s) and
+``P`` the dense bf16 peak, whatever the run's precision (an fp8 run that is faster has the higher
+MFU); ``attention="causal"`` and ``peak="precision"`` select the other conventions by name
+(:mod:`accelbook.training.mfu`). The cost of a token is the chip's price per second over its token
+rate:
 
     USD_per_token = price_usd_per_s / tokens_per_s
 
@@ -30,6 +33,13 @@ from accelbook.checks import fraction, positive
 from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.loader import DATA_DIR, check_keys, load_sources, lookup_source, read_table_file
 from accelbook.specs.models import Model, get_model
+from accelbook.training.mfu import (
+    DEFAULT_ATTENTION,
+    DEFAULT_PEAK,
+    counted_flops_per_token,
+    model_flops_utilisation,
+    reference_peak_flop_s,
+)
 
 
 def _mfu(mfu: float) -> float:
@@ -45,23 +55,27 @@ def _price(chip: Chip, price_usd_per_hour: float | None) -> float:
     return chip.price_usd_per_s
 
 
-def training_tokens_per_s(model: Model, chip: Chip, mfu: float, seq_len: int = 4096,
-                          precision: str = "bf16") -> float:
-    """Training tokens/s per chip: ``MFU · P / C_train`` (tokens/s)."""
-    return _mfu(mfu) * chip.peak_flop_s(precision) / model.flops_per_token(seq_len, training=True)
+def training_tokens_per_s(model: Model, chip: Chip, mfu: float, seq_len: int = 4096, precision: str = "bf16",
+                          attention: str = DEFAULT_ATTENTION, peak: str = DEFAULT_PEAK) -> float:
+    """Training tokens/s per chip at ``mfu`` (in the convention ``attention``, ``peak``):
+    ``MFU · P / C_train`` (tokens/s), the inverse of :func:`implied_mfu`."""
+    return _mfu(mfu) * reference_peak_flop_s(chip, precision, peak) \
+        / counted_flops_per_token(model, seq_len, attention)
 
 
-def implied_mfu(tokens_per_s: float, model: Model, chip: Chip, seq_len: int = 4096,
-                precision: str = "bf16") -> float:
-    """MFU implied by a measured training rate: ``tokens_per_s · C_train / P``."""
+def implied_mfu(tokens_per_s: float, model: Model, chip: Chip, seq_len: int = 4096, precision: str = "bf16",
+                attention: str = DEFAULT_ATTENTION, peak: str = DEFAULT_PEAK) -> float:
+    """MFU implied by a measured training rate: ``tokens_per_s · C_train / P``
+    (:func:`accelbook.training.model_flops_utilisation`)."""
     tokens_per_s = positive("tokens_per_s", tokens_per_s)
-    return tokens_per_s * model.flops_per_token(seq_len, training=True) / chip.peak_flop_s(precision)
+    return model_flops_utilisation(tokens_per_s, model, chip, seq_len, precision, attention, peak)
 
 
-def implied_params(tokens_per_s: float, mfu: float, chip: Chip, precision: str = "bf16") -> float:
+def implied_params(tokens_per_s: float, mfu: float, chip: Chip, precision: str = "bf16",
+                   peak: str = DEFAULT_PEAK) -> float:
     """Parameters N that a (tokens/s, MFU) pair implies on ``chip`` with C ≈ 6N: ``MFU·P / (6·tokens/s)``."""
     tokens_per_s = positive("tokens_per_s", tokens_per_s)
-    return _mfu(mfu) * chip.peak_flop_s(precision) / (6.0 * tokens_per_s)
+    return _mfu(mfu) * reference_peak_flop_s(chip, precision, peak) / (6.0 * tokens_per_s)
 
 
 def usd_per_token(tokens_per_s: float, chip: Chip, price_usd_per_hour: float | None = None) -> float:
@@ -80,15 +94,17 @@ def training_cost_table(model: Model, chips: list[Chip], mfu: float, seq_len: in
                         train_tokens: float = 1e12) -> tuple[pd.DataFrame, list[str]]:
     """Tokens/s per chip, USD per million tokens and chip-hours to train ``train_tokens`` tokens.
 
-    Chips without a published price or peak at ``precision`` are left out; their names and the
-    reason come back as the second element so a notebook can say so.
+    ``mfu`` is in the one convention (full attention, dense bf16 peak: :func:`training_tokens_per_s`).
+    Chips without a published price or peak at ``precision`` (or at bf16, the peak MFU refers to)
+    are left out; their names and the reason come back as the second element so a notebook can say so.
     """
     positive("price_scale", price_scale)
     positive("train_tokens", train_tokens)
     rows, skipped = [], []
     for chip in chips:
-        if precision not in chip.peak_dense_flop_s:
-            skipped.append(f"{chip.name}: no published dense {precision} peak")
+        missing = [p for p in dict.fromkeys((precision, "bf16")) if p not in chip.peak_dense_flop_s]
+        if missing:
+            skipped.append(f"{chip.name}: no published dense {missing[0]} peak")
             continue
         if chip.price_usd_per_s is None:
             skipped.append(f"{chip.name}: no published price")

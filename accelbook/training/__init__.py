@@ -37,8 +37,10 @@ in flight on the first stage (``pp``, ×(1 + (pp-1)/(pp·vp)) interleaved); fp32
 stage. A share of HBM, ``memory_reserve`` (default :data:`accelbook.specs.chips.MEMORY_RESERVE`,
 10%), is kept free for the runtime, NCCL buffers and fragmentation.
 
-MFU counts the model's FLOPs (``Model.flops_per_token(s, training=True, causal=...)``) per second
-over the chip's dense peak at the training precision; HFU adds recomputation.
+MFU has one definition, :func:`~.mfu.model_flops_utilisation` (:mod:`.mfu`): the model's FLOPs
+with full attention over the chip's dense bf16 peak (PaLM App. B, Megatron-LM), its convention named
+in ``TrainingEstimate.mfu_convention``; ``mfu_as(attention="causal", peak="precision")`` gives the
+others. HFU, in the same convention, adds the forward that full recomputation runs again (×4/3).
 
 Where each part lives (the file list is the table of contents):
 
@@ -50,10 +52,20 @@ Where each part lives (the file list is the table of contents):
   behind :func:`~.kernel.evaluate_layout` and :func:`~.kernel.evaluate_layouts`;
 - :mod:`.step`: :func:`estimate` and :class:`TrainingEstimate`; :mod:`.layouts`: :func:`search_space`,
   :func:`search`; :mod:`.scaling_curve`: :func:`scaling`; :mod:`.validation`: the published runs,
-  :func:`validation_table`; :mod:`.arguments`: the checks they share.
+  :func:`validation_table`; :mod:`.mfu`: the one MFU; :mod:`.arguments`: the checks they share.
 """
 
 from .layouts import best_config, search, search_space
+from .mfu import (
+    ATTENTION_COUNTS,
+    DEFAULT_ATTENTION,
+    DEFAULT_PEAK,
+    PEAKS,
+    convention_name,
+    counted_flops_per_token,
+    model_flops_utilisation,
+    reference_peak_flop_s,
+)
 from .scaling_curve import scaling
 from .slots import CONFIG_FIELDS, N_RESULTS, PRECISIONS, RECOMPUTE, RESULT_FIELDS, R
 from .step import HOURS, MEMORY_LABELS, TIME_LABELS, TrainingEstimate, estimate
@@ -71,4 +83,6 @@ __all__ = [
     "estimate", "TrainingEstimate", "search", "search_space", "best_config", "scaling", "validation_table",
     "published_runs", "predicted_metric", "estimate_auto", "run_layout", "RECOMPUTE", "PRECISIONS", "METRICS",
     "CONVENTIONS", "CONFIG_FIELDS", "RESULT_FIELDS", "R", "N_RESULTS", "TIME_LABELS", "MEMORY_LABELS", "HOURS",
+    "model_flops_utilisation", "counted_flops_per_token", "reference_peak_flop_s", "convention_name",
+    "ATTENTION_COUNTS", "PEAKS", "DEFAULT_ATTENTION", "DEFAULT_PEAK",
 ]

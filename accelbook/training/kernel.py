@@ -50,6 +50,7 @@ from .slots import (
     CFG_CP,
     CFG_DP,
     CFG_EP,
+    CFG_GSYNC,
     CFG_MB,
     CFG_PP,
     CFG_REC,
@@ -95,10 +96,11 @@ ADAM_BYTES_PER_PARAM = 28.0
 
 
 @njit(cache=True)
-def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar, usable_bytes, tp_overlap, out):
+def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, seqpar, usable_bytes, tp_overlap, out):
     """Fill ``out`` (the ``R_*`` slots) for one layout. ``B`` = global batch in sequences, ``s`` the
-    sequence length; ``zero`` the ZeRO stage, ``rec`` the index in RECOMPUTE; ``usable_bytes`` the
-    HBM a chip may fill. Every layout argument is a float except ``zero`` and ``rec``."""
+    sequence length; ``zero`` the ZeRO stage, ``rec`` the index in RECOMPUTE, ``gsync`` the index in
+    GRAD_SYNC; ``usable_bytes`` the HBM a chip may fill. Every layout argument is a float except
+    ``zero``, ``rec`` and ``gsync``."""
     for i in range(out.shape[0]):
         out[i] = 0.0
     L = mv[M_L]
@@ -123,13 +125,13 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar,
     p_ne, p_e = stage_params(mv, L, Lst, L_last, pp, tp, ep)
     g_ne = dp * cp                            # ranks holding the same non-expert weights
     g_e = dp * cp / ep
-    t_dp, t_dp_total = data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, m, Lst * t_layer,
+    t_dp, t_dp_total = data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, gsync, m, Lst * t_layer,
                                            Lst * (t_fwd + t_tp / 2.0), Lst * (t_bwd + t_rec + t_tp / 2.0))
     p_opt = optimizer_params(p_ne, p_e, g_ne, g_e, zero)
     t_opt = ADAM_BYTES_PER_PARAM * p_opt / c[C_HBMBW]
     step = m * t_mb + bubble + t_dp + t_opt
     # ---- memory
-    mem_w, mem_g, mem_o = model_state_bytes(p_ne, p_e, g_ne, g_e, zero, p_opt)
+    mem_w, mem_g, mem_o = model_state_bytes(p_ne, p_e, g_ne, g_e, zero, gsync, p_opt)
     in_flight = microbatches_in_flight(m, pp, vp)
     mem_a = activation_bytes(mv, T, Lst, sp, activation_bytes_per_token(mv, s, tp, sp, kv_loc, rec, flash),
                              in_flight, rec)
@@ -166,12 +168,32 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, flash, seqpar,
     out[R_T_DP_TOTAL_S] = t_dp_total
 
 
+@njit(cache=True, inline="always")
+def contains(values, x):
+    """Whether ``x`` is one of ``values`` (a loop: no temporary array in the enumeration)."""
+    for v in values:
+        if v == x:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def grad_sync_valid(zero, gsync):
+    """Whether ZeRO stage ``zero`` can sync its gradients that way: ZeRO-0/1 once a step (``gsync`` 0),
+    ZeRO-3 every microbatch (1), ZeRO-2 either."""
+    if zero == 3:
+        return gsync == 1
+    return gsync == 0 or zero == 2
+
+
 @njit(cache=True)
-def _enumerate(mv, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, cfg):
+def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, cfg):
     """Fill the rows of ``cfg`` (``CFG_*`` columns) with every valid layout; returns how many.
 
-    Validity: tp·cp·pp·dp = n, ep | dp and ep | experts, dp·mb | B, vp > 1 only with pp > 1,
-    (B/(dp·mb)) % pp == 0 and pp·vp ≤ layers, tp | heads, pp ≤ layers, s % 2cp == 0 (cp > 1).
+    Validity: tp·cp·pp·dp = n with dp among the candidates ``dps``, ep | dp and ep | experts,
+    dp·mb | B, vp > 1 only with pp > 1, (B/(dp·mb)) % pp == 0 and pp·vp ≤ layers, tp | heads,
+    pp ≤ layers, s % 2cp == 0 (cp > 1), and the gradient sync valid for the ZeRO stage
+    (:func:`grad_sync_valid`).
     """
     k = 0
     L = mv[M_L]
@@ -188,6 +210,8 @@ def _enumerate(mv, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, cfg):
                 if n % tcp != 0:
                     continue
                 dp = n // tcp
+                if not contains(dps, dp):
+                    continue
                 for ep in eps:
                     if dp % ep != 0 or mv[M_E] % ep != 0:
                         continue
@@ -199,48 +223,54 @@ def _enumerate(mv, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, cfg):
                             if vp > 1 and (pp == 1 or m % pp != 0 or pp * vp > L):
                                 continue
                             for zero in zeros:
-                                for rec in recs:
-                                    cfg[k, CFG_TP] = tp
-                                    cfg[k, CFG_CP] = cp
-                                    cfg[k, CFG_PP] = pp
-                                    cfg[k, CFG_VP] = vp
-                                    cfg[k, CFG_DP] = dp
-                                    cfg[k, CFG_EP] = ep
-                                    cfg[k, CFG_MB] = mb
-                                    cfg[k, CFG_ZERO] = zero
-                                    cfg[k, CFG_REC] = rec
-                                    k += 1
+                                for gs in gss:
+                                    if not grad_sync_valid(zero, gs):
+                                        continue
+                                    for rec in recs:
+                                        cfg[k, CFG_TP] = tp
+                                        cfg[k, CFG_CP] = cp
+                                        cfg[k, CFG_PP] = pp
+                                        cfg[k, CFG_VP] = vp
+                                        cfg[k, CFG_DP] = dp
+                                        cfg[k, CFG_EP] = ep
+                                        cfg[k, CFG_MB] = mb
+                                        cfg[k, CFG_ZERO] = zero
+                                        cfg[k, CFG_REC] = rec
+                                        cfg[k, CFG_GSYNC] = gs
+                                        k += 1
     return k
 
 
 @njit(cache=True, parallel=True)
-def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, flash, seqpar, usable_bytes, tp_overlap,
-                   cfg, res):
+def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, flash, seqpar, usable_bytes,
+                   tp_overlap, cfg, res):
     """Enumerate every valid layout into the rows of ``cfg`` (:func:`_enumerate`), then evaluate them
     in parallel into the rows of ``res``; returns the number of rows filled."""
-    k = _enumerate(mv, n, B, s, tps, cps, pps, vps, eps, mbs, zeros, recs, cfg)
+    k = _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, cfg)
     for i in prange(k):
         _evaluate(mv, c, B, s, cfg[i, CFG_TP], cfg[i, CFG_CP], cfg[i, CFG_PP], cfg[i, CFG_VP], cfg[i, CFG_DP],
-                  cfg[i, CFG_EP], cfg[i, CFG_MB], int(cfg[i, CFG_ZERO]), int(cfg[i, CFG_REC]), flash, seqpar,
-                  usable_bytes, tp_overlap, res[i])
+                  cfg[i, CFG_EP], cfg[i, CFG_MB], int(cfg[i, CFG_ZERO]), int(cfg[i, CFG_REC]), int(cfg[i, CFG_GSYNC]),
+                  flash, seqpar, usable_bytes, tp_overlap, res[i])
     return k
 
 
 # -- the public wrappers -----------------------------------------------------------------------------------------
 def evaluate_layout(mv: np.ndarray, cv: np.ndarray, B: int, s: int, tp: int, cp: int, pp: int, vp: int, dp: int,
                     ep: int, microbatch: int, zero_stage: int, rec: int, flash: bool, seqpar: bool,
-                    usable_bytes: float, tp_overlap: float) -> np.ndarray:
+                    usable_bytes: float, tp_overlap: float, grad_sync: int | None = None) -> np.ndarray:
     """The result vector (``R_*`` slots, :data:`~.slots.RESULT_FIELDS`) of one layout.
 
     ``mv``, ``cv``: :func:`~.slots.model_vector`, :func:`~.slots.chip_vector`; ``B`` sequences of
     ``s`` tokens a step; ``rec`` the index of the recompute mode in RECOMPUTE; ``usable_bytes`` the
-    HBM a chip may fill (bytes); ``tp_overlap`` the hidden share of tensor-parallel communication.
+    HBM a chip may fill (bytes); ``tp_overlap`` the hidden share of tensor-parallel communication;
+    ``grad_sync`` the index in GRAD_SYNC (default: every microbatch from ZeRO-2 on, else once a step).
     The caller has checked that the layout is valid (:func:`accelbook.training.estimate` does).
     """
+    gsync = (1 if zero_stage >= 2 else 0) if grad_sync is None else int(grad_sync)
     out = np.empty(N_RESULTS)
     _evaluate(mv, cv, float(B), float(s), float(tp), float(cp), float(pp), float(vp), float(dp), float(ep),
-              float(microbatch), zero_stage, rec, bool(flash), bool(seqpar), float(usable_bytes), float(tp_overlap),
-              out)
+              float(microbatch), zero_stage, rec, gsync, bool(flash), bool(seqpar), float(usable_bytes),
+              float(tp_overlap), out)
     return out
 
 
@@ -248,10 +278,10 @@ def evaluate_layouts(mv: np.ndarray, cv: np.ndarray, n: int, B: int, s: int, spa
                      flash: bool, seqpar: bool, usable_bytes: float, tp_overlap: float) -> tuple[np.ndarray, np.ndarray]:
     """Every valid layout of the candidate values ``space`` (:func:`accelbook.training.search_space`)
     on ``n`` chips: (config rows, ``CFG_*`` columns; result rows, ``R_*`` columns), in enumeration order."""
-    cap = int(np.prod([len(v) for v in space.values()]))
+    cap = int(np.prod([len(v) for k, v in space.items() if k != "dp"]))   # dp follows from tp·cp·pp
     cfg = np.zeros((cap, len(CONFIG_FIELDS)), dtype=np.float64)
     res = np.zeros((cap, N_RESULTS))
     k = _search_kernel(mv, cv, float(n), float(B), float(s), space["tp"], space["cp"], space["pp"], space["vp"],
-                       space["ep"], space["microbatch"], space["zero_stage"], space["recompute"], bool(flash),
-                       bool(seqpar), float(usable_bytes), float(tp_overlap), cfg, res)
+                       space["dp"], space["ep"], space["microbatch"], space["zero_stage"], space["recompute"],
+                       space["grad_sync"], bool(flash), bool(seqpar), float(usable_bytes), float(tp_overlap), cfg, res)
     return cfg[:k], res[:k]

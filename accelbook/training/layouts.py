@@ -13,12 +13,14 @@ from accelbook.specs.models import Model
 
 from .arguments import batch_sequences, memory_reserve_fraction, resolve
 from .kernel import evaluate_layouts
+from .mfu import model_flops_utilisation
 from .slots import (
     CFG_PP,
     CFG_REC,
     CFG_TP,
     CFG_ZERO,
     CONFIG_FIELDS,
+    GRAD_SYNC,
     R_FITS,
     R_MEMORY_PER_CHIP_BYTES,
     R_STEP_TIME_S,
@@ -42,12 +44,19 @@ def _divisors(x: int, cap: int) -> np.ndarray:
     return np.array([k for k in range(1, min(x, cap) + 1) if x % k == 0], dtype=np.float64)
 
 
+def _values(v) -> list:
+    return [] if v is None else list(v) if isinstance(v, (list, tuple, np.ndarray)) else [v]
+
+
 def search_space(model: Model, n: int, max_tp: int = 64, max_cp: int = 32, **fixed) -> dict[str, np.ndarray]:
     """Candidate values per dimension (the kernel keeps the combinations that are valid).
 
-    ``fixed``: tp, cp, pp, vp, ep, microbatch, zero_stage, recompute — a value or a list of values
-    to search instead of the default candidates (powers of two for tp and cp, every divisor of
-    n up to the layer count for pp, 1/2/4/8 for vp and microbatch, every ZeRO stage and recompute).
+    ``fixed``: any of :data:`~.slots.CONFIG_FIELDS` (tp, cp, pp, vp, dp, ep, microbatch, zero_stage,
+    recompute, grad_sync) — a value or a list of values to search instead of the default candidates
+    (powers of two for tp and cp, every divisor of n up to the layer count for pp, every divisor of
+    n for dp, 1/2/4/8 for vp and microbatch, every ZeRO stage, recompute mode and gradient sync).
+    dp is otherwise what tp·cp·pp leave (``n / (tp·cp·pp)``); with dp pinned and cp not, cp is
+    derived: ``n / (tp·pp·dp)`` when tp and pp are pinned too, else every divisor of ``n / dp``.
     """
     n_exp = model.moe.n_experts if model.moe else 1
     space = {
@@ -55,25 +64,72 @@ def search_space(model: Model, n: int, max_tp: int = 64, max_cp: int = 32, **fix
         "cp": _pow2_upto(min(max_cp, n)),
         "pp": _divisors(n, model.n_layers),
         "vp": np.array([1, 2, 4, 8], dtype=np.float64),
+        "dp": _divisors(n, n),
         "ep": _divisors(n_exp, n) if model.moe else np.array([1.0]),
         "microbatch": np.array([1, 2, 4, 8], dtype=np.float64),
         "zero_stage": np.array(ZERO_STAGES, dtype=np.int64),
         "recompute": np.arange(len(RECOMPUTE), dtype=np.int64),
+        "grad_sync": np.arange(len(GRAD_SYNC), dtype=np.int64),
     }
     for k, v in fixed.items():
         if k not in space:
             raise ValueError(f"cannot fix {k!r}; choose from {', '.join(space)}")
         if v is None:
             continue
-        vals = list(v) if isinstance(v, (list, tuple, np.ndarray)) else [v]
-        if k == "recompute":
-            vals = [RECOMPUTE.index(one_of("recompute", x, RECOMPUTE)) for x in vals]
+        vals = _values(v)
+        if k in ("recompute", "grad_sync"):
+            names = RECOMPUTE if k == "recompute" else GRAD_SYNC
+            vals = [names.index(one_of(k, x, names)) for x in vals]
         elif k == "zero_stage":
             vals = [one_of("zero_stage", x, ZERO_STAGES) for x in vals]
         else:
             vals = [whole(k, x) for x in vals]
         space[k] = np.array(vals, dtype=space[k].dtype)
+    cp = derived_cp(n, fixed)
+    if cp is not None:
+        space["cp"] = np.array(cp, dtype=np.float64)
     return space
+
+
+def derived_cp(n: int, fixed: dict) -> list[int] | None:
+    """cp's candidates when dp is pinned and cp is not (``None`` otherwise): ``n / (tp·pp·dp)`` when
+    tp and pp are pinned to one value each, else every divisor of ``n / dp``. Raises a ``ValueError``
+    saying why when a pinned dp cannot be: it does not divide n, or tp·pp·dp does not, or tp·cp·pp·dp ≠ n."""
+    dps = [whole("dp", d) for d in _values(fixed.get("dp"))]
+    for d in dps:
+        if n % d:
+            raise ValueError(f"dp = {d} must divide the {n} chips")
+    one = {k: _values(fixed.get(k)) for k in ("tp", "cp", "pp")}
+    if len(dps) == 1 and all(len(v) == 1 for v in one.values()):
+        tp, cp, pp, dp = one["tp"][0], one["cp"][0], one["pp"][0], dps[0]
+        if tp * cp * pp * dp != n:
+            raise ValueError(f"tp·cp·pp·dp = {tp}·{cp}·{pp}·{dp} = {tp * cp * pp * dp} but n_chips = {n}")
+    if not dps or one["cp"]:
+        return None
+    if len(dps) == 1 and len(one["tp"]) == 1 and len(one["pp"]) == 1:
+        tp, pp, dp = one["tp"][0], one["pp"][0], dps[0]
+        if n % (tp * pp * dp):
+            raise ValueError(f"tp·pp·dp = {tp}·{pp}·{dp} = {tp * pp * dp} does not divide the {n} chips: "
+                             "no cp = n / (tp·pp·dp) completes the layout")
+        return [n // (tp * pp * dp)]
+    return sorted({c for d in dps for c in range(1, n // d + 1) if (n // d) % c == 0})
+
+
+def pins(n: int, fixed: dict) -> dict:
+    """What a search was told and what it chose: ``pinned`` (dimensions given one value, as given),
+    ``restricted`` (given a list), ``derived`` (cp, or dp, fixed by the others' pins) and ``searched``
+    (every other dimension of :data:`~.slots.CONFIG_FIELDS`, restricted ones included)."""
+    given = {k: v for k, v in fixed.items() if v is not None}
+    pinned = {k: _values(v)[0] for k, v in given.items() if len(_values(v)) == 1}
+    restricted = {k: _values(v) for k, v in given.items() if len(_values(v)) > 1}
+    derived = {}
+    cp = derived_cp(n, fixed)
+    if cp is not None and len(cp) == 1:
+        derived["cp"] = cp[0]
+    elif "dp" not in pinned and all(k in pinned for k in ("tp", "cp", "pp")):
+        derived["dp"] = n // (pinned["tp"] * pinned["cp"] * pinned["pp"])
+    searched = [k for k in CONFIG_FIELDS if k not in pinned and k not in derived]
+    return dict(pinned=pinned, restricted=restricted, derived=derived, searched=searched)
 
 
 def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_batch_tokens: float, seq_len: int,
@@ -85,8 +141,10 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
     Returns one row per layout (``top`` rows, or all with ``top=None``): the layout, step time,
     MFU, tokens/s per chip, memory per chip, whether it fits, every time and memory component, and
     ``why`` (how a runner-up loses to the best: its largest extra cost). ``df.attrs`` holds
-    ``n_evaluated``, ``n_fit`` and the best :class:`TrainingEstimate` under ``"best"``.
-    ``fixed`` pins dimensions (``tp=8``, ``pp=[8, 16]``, ``recompute="full"``); see :func:`search_space`.
+    ``n_evaluated``, ``n_fit``, the best :class:`TrainingEstimate` under ``"best"``, and what was
+    pinned, derived and searched (:func:`pins`). ``fixed`` pins any dimension of
+    :data:`~.slots.CONFIG_FIELDS` (``tp=8``, ``dp=64``, ``pp=[8, 16]``, ``recompute="full"``,
+    ``grad_sync="step"``); see :func:`search_space`.
     """
     model, chip, cl, n, s, cfg, res, order, n_fit = search_arrays(
         model, chip, n_chips, global_batch_tokens, seq_len, precision, cluster, flash_attention, sequence_parallel,
@@ -95,12 +153,17 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
     if top is not None:
         order = order[:whole("top", top)]
     df = _frame(cfg[order], res[order])
+    # the kernel's MFU is causal attention at the run's own peak; report the one convention (mfu.py)
+    kernel_mfu = df["mfu"].to_numpy()
+    df["mfu"] = model_flops_utilisation(df["tokens_per_s_per_chip"].to_numpy(), model, chip, s, precision)
+    df["hfu"] = df["mfu"] * np.divide(df["hfu"].to_numpy(), kernel_mfu, out=np.ones(len(df)), where=kernel_mfu > 0)
     df["why"] = _why(df)
-    df.attrs.update(n_evaluated=k, n_fit=n_fit, model=model.name, chip=chip.name, cluster=cl.name)
+    df.attrs.update(n_evaluated=k, n_fit=n_fit, model=model.name, chip=chip.name, cluster=cl.name, **pins(n, fixed))
     best = df.iloc[0]
     df.attrs["best"] = estimate(model, chip, n, global_batch_tokens, s, tp=int(best.tp), pp=int(best.pp),
-                                cp=int(best.cp), ep=int(best.ep), vp=int(best.vp), microbatch=int(best.microbatch),
-                                zero_stage=int(best.zero_stage), recompute=best.recompute, precision=precision,
+                                cp=int(best.cp), dp=int(best.dp), ep=int(best.ep), vp=int(best.vp),
+                                microbatch=int(best.microbatch), zero_stage=int(best.zero_stage),
+                                recompute=best.recompute, grad_sync=best.grad_sync, precision=precision,
                                 cluster=cl, flash_attention=flash_attention, sequence_parallel=sequence_parallel,
                                 memory_reserve=memory_reserve, tp_overlap=tp_overlap)
     return df
@@ -144,11 +207,12 @@ def search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision,
 
 def best_config(model, chip, n, global_batch_tokens, seq_len, precision, cl, fixed) -> dict:
     """The layout :func:`search` ranks first, as a config dict (no tables): tp, cp, pp, vp, dp, ep,
-    microbatch, zero_stage, recompute (its name), precision, seq_len, flash_attention, sequence_parallel."""
+    microbatch, zero_stage, recompute and grad_sync (their names), precision, seq_len, flash_attention, sequence_parallel."""
     model, chip, cl, n, s, cfg, res, order, _ = search_arrays(
         model, chip, n, global_batch_tokens, seq_len, precision, cl, True, True, MEMORY_RESERVE, 0.0, False, fixed)
     c = {f: int(v) for f, v in zip(CONFIG_FIELDS, cfg[order[0]])}
     c["recompute"] = RECOMPUTE[c["recompute"]]
+    c["grad_sync"] = GRAD_SYNC[c["grad_sync"]]
     return dict(c, precision=precision, seq_len=s, flash_attention=True, sequence_parallel=True)
 
 
@@ -174,6 +238,7 @@ def check_pinned(model: Model, n: int, s: int, fixed: dict) -> None:
 def _frame(cfg: np.ndarray, res: np.ndarray) -> pd.DataFrame:
     df = pd.DataFrame(cfg.astype(np.int64), columns=list(CONFIG_FIELDS))
     df["recompute"] = np.array(RECOMPUTE, dtype=object)[df["recompute"].to_numpy()]
+    df["grad_sync"] = np.array(GRAD_SYNC, dtype=object)[df["grad_sync"].to_numpy()]
     r = pd.DataFrame(res, columns=list(RESULT_FIELDS))
     r["fits"] = r["fits"] > 0.5
     r["n_microbatches"] = r["n_microbatches"].round().astype(np.int64)

@@ -2,8 +2,10 @@
 
 - **Model states** (ZeRO, Rajbhandari et al. 2020): bf16 weights 2Ψ, bf16 gradients 2Ψ, fp32 Adam
   states (master weights and two moments) 12Ψ, for the Ψ parameters a chip holds; divided by the
-  data-parallel group that holds the same parameters for ZeRO stage 3 (weights), ≥ 2 (gradients),
-  ≥ 1 (optimizer states).
+  data-parallel group that holds the same parameters for ZeRO stage 3 (weights), ≥ 1 (optimizer
+  states), and for the gradients only when they are reduce-scattered every microbatch (``gsync`` 1,
+  ZeRO ≥ 2): with gradient accumulation synced once a step, the full buffer lives until the last
+  microbatch, so ZeRO-2 synced once a step holds what ZeRO-1 holds.
 - **Activations** per layer and token: the tensors the backward pass needs (Korthikanti et al. 2022,
   without dropout; K/V replicated when tp exceeds the K/V heads), times the microbatches in flight
   on the first stage (:func:`accelbook.training.pipeline.microbatches_in_flight`). Full
@@ -40,12 +42,14 @@ def optimizer_params(p_ne, p_e, g_ne, g_e, zero):
 
 
 @njit(cache=True, inline="always")
-def model_state_bytes(p_ne, p_e, g_ne, g_e, zero, p_opt):
-    """(weights, gradients, optimizer states) in bytes: ``2Ψ/g`` (ZeRO-3), ``2Ψ/g`` (ZeRO ≥ 2), ``12·p_opt``."""
+def model_state_bytes(p_ne, p_e, g_ne, g_e, zero, gsync, p_opt):
+    """(weights, gradients, optimizer states) in bytes: ``2Ψ/g`` (ZeRO-3), ``2Ψ/g`` (ZeRO ≥ 2 with
+    gradients reduce-scattered every microbatch, ``gsync`` 1; else the full ``2Ψ``), ``12·p_opt``."""
     w_div_ne = g_ne if zero == 3 else 1.0
     w_div_e = g_e if zero == 3 else 1.0
     mem_w = 2.0 * (p_ne / w_div_ne + p_e / w_div_e)
-    mem_g = 2.0 * (p_ne / (g_ne if zero >= 2 else 1.0) + p_e / (g_e if zero >= 2 else 1.0))
+    shard = zero >= 2 and gsync == 1
+    mem_g = 2.0 * (p_ne / (g_ne if shard else 1.0) + p_e / (g_e if shard else 1.0))
     return mem_w, mem_g, 12.0 * p_opt
 
 

@@ -12,8 +12,8 @@ from accelbook.specs.models import Model
 from .arguments import batch_sequences, resolve
 from .kernel import evaluate_layout
 from .layouts import best_config
-from .slots import RECOMPUTE, chip_vector, model_vector
-from .step import TrainingEstimate, to_estimate
+from .slots import GRAD_SYNC, RECOMPUTE, chip_vector, model_vector
+from .step import TIME_LABELS, TrainingEstimate, to_estimate
 
 #: the ``TrainingEstimate.time`` keys counted as communication in ``comm_share`` (exposed
 #: communication and the bubble)
@@ -32,8 +32,13 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
     communication); ``layout="best"``: searched anew at each count (it may change strategy, so
     efficiency can exceed 1 when more chips let a faster layout fit).
     Efficiency = (tokens/s per chip) / (that at the first count that fits). Columns: n_chips,
-    tokens_per_s, tokens_per_s_per_chip, efficiency, mfu, comm_share (exposed communication +
-    bubble over the step), layout, note. ``fixed`` narrows the search as in :func:`search`.
+    tokens_per_s, tokens_per_s_per_chip, efficiency, efficiency_note, mfu, comm_share (exposed
+    communication + bubble over the step), layout, note. ``fixed`` narrows the search as in :func:`search`.
+
+    An efficiency above 1 always comes with its reason in ``efficiency_note`` (:func:`superlinear_reason`),
+    empty otherwise. With a fixed layout it is the optimizer step: from ZeRO-1 on each chip updates
+    ``1/dp`` of the parameters, so that step shrinks as data parallelism grows, while the model hides
+    the data-parallel collectives (which grow with dp) behind compute.
     """
     if (batch_tokens_per_chip is None) == (global_batch_tokens is None):
         raise ValueError("give exactly one of batch_tokens_per_chip (weak scaling) or global_batch_tokens (strong)")
@@ -41,7 +46,7 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
         raise ValueError(f"layout must be 'fixed' or 'best', got {layout!r}")
     counts = sorted({whole("chip count", c) for c in chip_counts})
     model, chip, cl = resolve(model, chip, cluster, precision)
-    rows, base = [], None
+    rows, base, times = [], None, {}
 
     def gbt_of(n):
         return global_batch_tokens if global_batch_tokens is not None else batch_tokens_per_chip * n
@@ -62,6 +67,7 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
             rows.append({"n_chips": n, "note": str(e)})
             continue
         comm = sum(est.time[k] for k in COMM_COMPONENTS)
+        times[n] = (est.time, est.step_time_s * est.tokens_per_s_per_chip, est.config)
         c = est.config
         rows.append({"n_chips": n, "tokens_per_s": est.tokens_per_s, "tokens_per_s_per_chip": est.tokens_per_s_per_chip,
                      "mfu": est.mfu, "comm_share": comm / est.step_time_s, "step_time_s": est.step_time_s,
@@ -71,9 +77,36 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
                      "note": "" if est.fits else est.why_not_fit()})
     out = pd.DataFrame(rows)
     if "tokens_per_s_per_chip" in out and out["tokens_per_s_per_chip"].notna().any():
-        ref = out["tokens_per_s_per_chip"].dropna().iloc[0]
+        first = out["tokens_per_s_per_chip"].first_valid_index()
+        ref = out.loc[first, "tokens_per_s_per_chip"]
         out["efficiency"] = out["tokens_per_s_per_chip"] / ref
+        ref_n = out.loc[first, "n_chips"]
+        out["efficiency_note"] = [superlinear_reason(*times[ref_n], *times[n]) if e > 1.0 else ""
+                                  for n, e in zip(out["n_chips"], out["efficiency"].fillna(0.0))]
     return out
+
+
+def superlinear_reason(ref_time: dict, ref_tokens: float, ref_config: dict, time: dict, tokens: float,
+                       config: dict) -> str:
+    """Why a point is faster per chip than the reference: the step-time components (``time``, s, of a
+    step of ``tokens`` tokens per chip) that cost less per token than at the reference, largest first.
+
+    The optimizer step's shrinking is named as ZeRO's sharding over dp; a change of layout as such.
+    """
+    gains = sorted(((ref_time[k] / ref_tokens - time[k] / tokens, k) for k in time), reverse=True)
+    parts = []
+    for gain, k in gains[:2]:
+        if gain <= 0:
+            break
+        a, b = ref_time[k] * tokens / ref_tokens, time[k]
+        what = f"{TIME_LABELS[k]} {a * 1e3:.3g} → {b * 1e3:.3g} ms"
+        if k == "t_optimizer_s" and config["zero_stage"] >= 1:
+            what += f" (ZeRO-{config['zero_stage']} shards it over dp = {config['dp']:,})"
+        parts.append(what)
+    keys = ("tp", "cp", "pp", "vp", "ep", "microbatch", "zero_stage", "recompute")
+    if any(ref_config[k] != config[k] for k in keys):
+        parts.append("a different layout fits at this size")
+    return "superlinear: " + "; ".join(parts or ["rounding"])
 
 
 def _estimate_fast(model, chip, cl, n, gbt, s, c: dict, vecs) -> TrainingEstimate:
@@ -92,6 +125,7 @@ def _estimate_fast(model, chip, cl, n, gbt, s, c: dict, vecs) -> TrainingEstimat
         raise ValueError(f"{m} microbatches are not a multiple of pp = {c['pp']} (needed for interleaving)")
     out = evaluate_layout(mv, cv, B, s, c["tp"], c["cp"], c["pp"], c["vp"], dp, c["ep"], c["microbatch"],
                           c["zero_stage"], RECOMPUTE.index(c["recompute"]), c["flash_attention"],
-                          c["sequence_parallel"], usable_memory_bytes(chip.hbm_bytes, MEMORY_RESERVE), 0.0)
+                          c["sequence_parallel"], usable_memory_bytes(chip.hbm_bytes, MEMORY_RESERVE), 0.0,
+                          GRAD_SYNC.index(c["grad_sync"]) if "grad_sync" in c else None)
     config = dict(c, dp=dp, global_batch_sequences=B)
     return to_estimate(out, model, chip, cl, n, config, mv, notes, c["flash_attention"], MEMORY_RESERVE)

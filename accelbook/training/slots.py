@@ -28,6 +28,10 @@ from accelbook.specs.models import Model
 
 RECOMPUTE = ("none", "selective", "full")     # the kernel's ``rec``: 0, 1, 2
 PRECISIONS = ("bf16", "fp8")
+#: when the data-parallel gradients are reduced (the kernel's ``gsync``: 0, 1): once a step, after the last
+#: microbatch (the full gradient buffer is kept while accumulating), or every microbatch (ZeRO ≥ 2 keeps
+#: only its shard). ZeRO-0/1 sync once a step, ZeRO-3 every microbatch; ZeRO-2 may do either.
+GRAD_SYNC = ("step", "microbatch")
 
 # -- the model vector ---------------------------------------------------------------------------------------
 # M_L layers; M_D d_model; M_H query heads; M_KV K/V heads; M_DH head dim; M_DFF dense FFN width;
@@ -51,11 +55,12 @@ PRECISIONS = ("bf16", "fp8")
  C_DOM, C_DOMBW, C_TORUS, C_DOMLAT, C_NETBW, C_NETLAT, C_ETA_BF16, C_NVEC) = range(19)
 
 # -- a layout: one row of the search ------------------------------------------------------------------------
-CONFIG_FIELDS = ("tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute")
+CONFIG_FIELDS = ("tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute", "grad_sync")
 CFG = MappingProxyType({name: i for i, name in enumerate(CONFIG_FIELDS)})
 CFG_TP, CFG_CP, CFG_PP, CFG_VP = CFG["tp"], CFG["cp"], CFG["pp"], CFG["vp"]
 CFG_DP, CFG_EP, CFG_MB = CFG["dp"], CFG["ep"], CFG["microbatch"]
 CFG_ZERO, CFG_REC = CFG["zero_stage"], CFG["recompute"]   # recompute as its index in RECOMPUTE
+CFG_GSYNC = CFG["grad_sync"]                                # grad_sync as its index in GRAD_SYNC
 
 # -- the results: the columns of search()'s table, in this order ------------------------------------------------
 RESULT_FIELDS = (

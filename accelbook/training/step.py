@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -16,7 +17,8 @@ from accelbook.specs.models import Model
 
 from .arguments import batch_sequences, memory_reserve_fraction, resolve
 from .kernel import evaluate_layout
-from .slots import M_FLOP_CAUSAL, M_FLOP_FULL, RECOMPUTE, R, chip_vector, model_vector
+from .mfu import ATTENTION_COUNTS, DEFAULT_ATTENTION, DEFAULT_PEAK, PEAKS, convention_name, model_flops_utilisation
+from .slots import GRAD_SYNC, RECOMPUTE, R, chip_vector, model_vector
 
 HOURS = 3600.0
 ZERO_STAGES = (0, 1, 2, 3)
@@ -40,6 +42,11 @@ class TrainingEstimate:
     ``time`` and ``memory`` are keyed by result field, the names :func:`search`'s columns have
     (``e.time["t_bubble_s"]``, ``e.memory["mem_activations_bytes"]``); :data:`TIME_LABELS` and
     :data:`MEMORY_LABELS` give their display labels, which :meth:`breakdown` and charts show.
+
+    ``mfu`` is model FLOPs utilisation in the one convention of :mod:`accelbook.training.mfu`
+    (full attention, dense bf16 peak), named in ``mfu_convention``; :meth:`mfu_as` gives the others.
+    ``hfu`` is in the same convention with the recomputed forward counted too (×4/3 under full
+    recomputation).
     """
 
     model: str
@@ -57,7 +64,15 @@ class TrainingEstimate:
     time: dict = field(repr=False)
     memory: dict = field(repr=False)
     assumptions: tuple[str, ...] = field(repr=False, default=())
-    mfu_full_attention: float = field(repr=False, default=float("nan"))
+    mfu_convention: str = convention_name()
+    #: (attention, peak) -> MFU in that convention (:meth:`mfu_as`)
+    mfu_by_convention: dict = field(repr=False, default_factory=dict)
+
+    def mfu_as(self, attention: str = DEFAULT_ATTENTION, peak: str = DEFAULT_PEAK) -> float:
+        """MFU with attention counted "full" or "causal", over the "bf16" peak or the run's "precision"
+        peak (:func:`accelbook.training.mfu.model_flops_utilisation`)."""
+        convention_name(attention, peak)   # checks both names
+        return self.mfu_by_convention[(attention, peak)]
 
     @property
     def tokens_per_s(self) -> float:
@@ -90,11 +105,14 @@ class TrainingEstimate:
 
     def breakdown(self) -> pd.DataFrame:
         """Tidy table for reading: component (display label), kind (time/memory), value (s or bytes),
-        share of the total."""
-        rows = [{"component": TIME_LABELS[k], "kind": "time", "value": v, "share": v / self.step_time_s}
-                for k, v in self.time.items()]
-        rows += [{"component": MEMORY_LABELS[k], "kind": "memory", "value": v, "share": v / self.memory_per_chip_bytes}
-                 for k, v in self.memory.items()]
+        share of the total, and a ``detail`` where the layout changes what a line means (the
+        gradient sync, on the data-parallel and gradient lines)."""
+        sync = grad_sync_detail(self.config)
+        detail = {"t_dp_comm_s": sync, "mem_grads_bytes": sync}
+        rows = [{"component": TIME_LABELS[k], "kind": "time", "value": v, "share": v / self.step_time_s,
+                 "detail": detail.get(k, "")} for k, v in self.time.items()]
+        rows += [{"component": MEMORY_LABELS[k], "kind": "memory", "value": v, "share": v / self.memory_per_chip_bytes,
+                  "detail": detail.get(k, "")} for k, v in self.memory.items()]
         return pd.DataFrame(rows)
 
     def why_not_fit(self) -> str:
@@ -104,6 +122,32 @@ class TrainingEstimate:
         return (f"does not fit: {self.memory_per_chip_bytes / 1e9:.1f} GB needed per chip, "
                 f"{self.memory_capacity_bytes / 1e9:.1f} GB usable ({self.overflow_bytes / 1e9:.1f} GB over; "
                 f"largest: {MEMORY_LABELS[big]} {self.memory[big] / 1e9:.1f} GB)")
+
+
+def grad_sync_detail(config: dict) -> str:
+    """The gradient sync of a layout in words (empty when the config does not say)."""
+    g, m = config.get("grad_sync"), config.get("n_microbatches")
+    if g is None:
+        return ""
+    if g == "step":
+        return "gradient sync: once a step (full gradient buffer kept while accumulating)"
+    return f"gradient sync: every microbatch ({m} reduce-scatters a step; gradients sharded)"
+
+
+def layout_assumptions(config: dict) -> list[str]:
+    """What the layout's own choices take for granted: the gradient sync, the pipeline schedule."""
+    out = []
+    if config.get("grad_sync") == "step":
+        out.append("gradients reduce-scattered once a step, after the last microbatch: the full bf16 gradient "
+                   "buffer is kept while accumulating (ZeRO-2 so synced holds what ZeRO-1 holds)")
+    elif config.get("grad_sync") == "microbatch":
+        out.append("gradients reduce-scattered every microbatch (each behind that microbatch's backward), so only "
+                   "a 1/dp shard is kept: n_microbatches reduce-scatters a step")
+    if config.get("pp", 1) > 1:
+        out.append("pipeline schedule: 1F1B (interleaved when vp > 1); zero-bubble and DualPipe schedules "
+                   "(DeepSeek-V3) are not modelled: their smaller bubble and their overlap of expert all-to-all "
+                   "with compute are not in this estimate")
+    return out
 
 
 def assumptions(notes: list[str], cl: Cluster, flash: bool, reserve: float) -> tuple[str, ...]:
@@ -128,13 +172,18 @@ def to_estimate(out: np.ndarray, model: Model, chip: Chip, cl: Cluster, n: int, 
     time = {k: r[k] for k in TIME_LABELS}
     memory = {k: r[k] for k in MEMORY_LABELS}
     config = dict(config, n_microbatches=int(round(r["n_microbatches"])))
+    # the kernel's r["mfu"] is causal attention over the precision's peak; reported: the one convention
+    tps, s, p = r["tokens_per_s_per_chip"], config["seq_len"], config["precision"]
+    mfus = {(a, k): model_flops_utilisation(tps, model, chip, s, p, a, k) if k == "precision" or "bf16" in
+            chip.peak_dense_flop_s else float("nan") for a in ATTENTION_COUNTS for k in PEAKS}
     return TrainingEstimate(
         model=model.name, chip=chip.name, cluster=cl.name, n_chips=n, config=config,
-        step_time_s=r["step_time_s"], mfu=r["mfu"], hfu=r["hfu"],
+        step_time_s=r["step_time_s"], mfu=mfus[(DEFAULT_ATTENTION, DEFAULT_PEAK)],
+        hfu=mfus[(DEFAULT_ATTENTION, DEFAULT_PEAK)] * r["hfu"] / r["mfu"],
         tokens_per_s_per_chip=r["tokens_per_s_per_chip"], memory_per_chip_bytes=r["memory_per_chip_bytes"],
         memory_capacity_bytes=usable_memory_bytes(chip.hbm_bytes, reserve), fits=bool(r["fits"]),
         time=time, memory=memory, assumptions=assumptions(notes, cl, flash, reserve),
-        mfu_full_attention=r["mfu"] * mv[M_FLOP_FULL] / mv[M_FLOP_CAUSAL],
+        mfu_convention=convention_name(DEFAULT_ATTENTION, DEFAULT_PEAK, p), mfu_by_convention=mfus,
     )
 
 
@@ -171,12 +220,27 @@ def check_batch(model: Model, B: int, dp: int, mb: int, pp: int, vp: int) -> Non
                          f"by pp = {pp}, and pp·vp ≤ {model.n_layers} layers")
 
 
+def check_grad_sync(zero_stage: int, grad_sync: str | None) -> str:
+    """The gradient sync (:data:`~.slots.GRAD_SYNC`) of a ZeRO stage: ``None`` takes every microbatch
+    from ZeRO-2 on and once a step below; an impossible pairing is refused, saying why."""
+    if grad_sync is None:
+        return "microbatch" if zero_stage >= 2 else "step"
+    one_of("grad_sync", grad_sync, GRAD_SYNC)
+    if grad_sync == "microbatch" and zero_stage < 2:
+        raise ValueError(f"grad_sync='microbatch' needs zero_stage 2 or 3 (got {zero_stage}): below ZeRO-2 every "
+                         "rank keeps the full gradients, so reducing them every microbatch only adds traffic")
+    if grad_sync == "step" and zero_stage == 3:
+        raise ValueError("grad_sync='step' is not possible with zero_stage=3: ZeRO-3 reduce-scatters every "
+                         "microbatch (its weights are gathered per microbatch and its gradients sharded)")
+    return grad_sync
+
+
 def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_batch_tokens: float, seq_len: int,
              tp: int = 1, pp: int = 1, dp: int | None = None, ep: int = 1, cp: int = 1, zero_stage: int = 1,
              recompute: str = "selective", microbatch: int = 1, vp: int = 1, precision: str = "bf16",
              cluster: Cluster | str | None = None, flash_attention: bool = True,
              sequence_parallel: bool = True, memory_reserve: float = MEMORY_RESERVE,
-             tp_overlap: float = 0.0) -> TrainingEstimate:
+             tp_overlap: float = 0.0, grad_sync: str | None = None) -> TrainingEstimate:
     """Step time, MFU, tokens/s and memory per chip of one parallel layout.
 
     ``global_batch_tokens`` must be a whole number of ``seq_len`` sequences; ``dp`` defaults to
@@ -185,7 +249,9 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     stage (1 = plain 1F1B). ``tp_overlap``: share of tensor-parallel communication hidden behind
     GEMMs (0 = none, the default: no published measurement of the overlap achieved). ``cluster``:
     a preset id from ``data/clusters.toml`` (default: the chip's own, e.g. DGX H100, TPU v5p pod).
-    ``memory_reserve``: share of HBM kept free (default 10 %).
+    ``memory_reserve``: share of HBM kept free (default 10 %). ``grad_sync``: "step" (gradients
+    reduced once a step; the full gradient buffer kept while accumulating) or "microbatch" (reduce-
+    scattered every microbatch; ZeRO ≥ 2 keeps a 1/dp shard); default "microbatch" from ZeRO-2 on.
     """
     model, chip, cl = resolve(model, chip, cluster, precision)
     n = whole("n_chips", n_chips)
@@ -194,6 +260,7 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
                               (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep), ("microbatch", microbatch), ("vp", vp)))
     one_of("zero_stage", zero_stage, ZERO_STAGES)
     one_of("recompute", recompute, RECOMPUTE)
+    grad_sync = check_grad_sync(zero_stage, grad_sync)
     reserve = memory_reserve_fraction(memory_reserve)
     dp = check_layout(model, n, s, tp, cp, pp, dp, ep)
     B = batch_sequences(global_batch_tokens, s)
@@ -202,8 +269,9 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     cv, notes = chip_vector(chip, cl, precision)
     out = evaluate_layout(mv, cv, B, s, tp, cp, pp, vp, dp, ep, mb, zero_stage, RECOMPUTE.index(recompute),
                           flash_attention, sequence_parallel, usable_memory_bytes(chip.hbm_bytes, reserve),
-                          fraction("tp_overlap", tp_overlap))
+                          fraction("tp_overlap", tp_overlap), grad_sync=GRAD_SYNC.index(grad_sync))
     config = dict(tp=tp, cp=cp, pp=pp, vp=vp, dp=dp, ep=ep, microbatch=mb, zero_stage=zero_stage, recompute=recompute,
-                  precision=precision, seq_len=s, global_batch_sequences=B, flash_attention=bool(flash_attention),
-                  sequence_parallel=bool(sequence_parallel))
-    return to_estimate(out, model, chip, cl, n, config, mv, notes, flash_attention, reserve)
+                  grad_sync=grad_sync, precision=precision, seq_len=s, global_batch_sequences=B,
+                  flash_attention=bool(flash_attention), sequence_parallel=bool(sequence_parallel))
+    est = to_estimate(out, model, chip, cl, n, config, mv, notes, flash_attention, reserve)
+    return dataclasses.replace(est, assumptions=est.assumptions + tuple(layout_assumptions(est.config)))

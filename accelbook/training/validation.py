@@ -17,6 +17,7 @@ from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_so
 from accelbook.specs.models import Model, get_model
 
 from .layouts import search
+from .mfu import counted_flops_per_token, model_flops_utilisation, reference_peak_flop_s
 from .step import TrainingEstimate, estimate
 
 METRICS = ("tflop_s", "mfu", "tokens_per_s", "iteration_s")
@@ -49,20 +50,20 @@ def predicted_metric(est: TrainingEstimate, model: Model, chip: Chip, metric: st
     """The estimate expressed as the authors reported it (their metric, their FLOP counting)."""
     one_of("metric", metric, METRICS)
     one_of("convention", convention, CONVENTIONS)
-    s = est.config["seq_len"]
-    flops = model.flops_per_token(s, training=True, causal=convention == "model_causal")
-    if convention == "hardware_full" and est.config["recompute"] == "full":
-        # Narayanan et al. 2021, eq. 3: the transformer layers' forward runs twice, the logit layer once
-        head = 6.0 * model.vocab_size * model.d_model
-        flops = head + (flops - head) * 4.0 / 3.0
     if metric == "tokens_per_s":
         return est.tokens_per_s_per_chip
     if metric == "iteration_s":
         return est.step_time_s
-    tflop_s = est.tokens_per_s_per_chip * flops
+    s, c = est.config["seq_len"], est.config
+    attention = "causal" if convention == "model_causal" else "full"
+    # hardware_full (Narayanan et al. 2021, eq. 3): full recomputation runs the layers' forward twice
+    hardware = convention == "hardware_full" and c["recompute"] == "full"
+    flops = counted_flops_per_token(model, s, attention, hardware_recompute=hardware)
     if metric == "tflop_s":
-        return tflop_s / 1e12
-    return tflop_s / chip.peak_flop_s("bf16")
+        return est.tokens_per_s_per_chip * flops / 1e12
+    if not hardware:   # the one MFU (accelbook.training.mfu), in the authors' attention count, bf16 peak
+        return model_flops_utilisation(est.tokens_per_s_per_chip, model, chip, s, c["precision"], attention, "bf16")
+    return est.tokens_per_s_per_chip * flops / reference_peak_flop_s(chip, c["precision"], "bf16")
 
 
 def published_runs(path=None) -> dict[str, dict]:
@@ -120,7 +121,7 @@ def validation_table(path=None) -> pd.DataFrame:
         rows.append({
             "id": rid, "run": e["name"], "role": e["role"], "chips": e["n_chips"], "metric": e["metric"],
             "convention": e["convention"], "reported": rep, "predicted": pred, "error": pred / rep - 1,
-            "mfu": est.mfu, "fits": est.fits, "recompute": c["recompute"],
+            "mfu": est.mfu, "mfu_convention": est.mfu_convention, "fits": est.fits, "recompute": c["recompute"],
             "layout": f"tp{c['tp']} cp{c['cp']} pp{c['pp']} vp{c['vp']} dp{c['dp']} ep{c['ep']} "
                       f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']} {c['precision']}",
             "searched": ", ".join(searched), "source": e["reported_provenance"].source.title,

@@ -69,23 +69,41 @@ def step_chart(time: pd.DataFrame, memory: pd.DataFrame, capacity_gb: float, tit
 @functools.lru_cache(maxsize=1)
 def _template_scaling() -> dict:
     x = alt.X("n_chips:Q", scale=alt.Scale(type="log", base=2), title="chips")
-    eff = alt.Chart(named_data("scaling")).mark_line(point=True).encode(
-        x=x, y=alt.Y("efficiency:Q", title="scaling efficiency (tokens/s per chip ÷ smallest)",
-                     scale=alt.Scale(zero=False)),
-        color=alt.Color("system:N", title=None, legend=alt.Legend(orient="bottom")),
-        tooltip=["system:N", "n_chips:Q", alt.Tooltip("efficiency:Q", format=".1%"), alt.Tooltip("mfu:Q", format=".1%"),
-                 alt.Tooltip("comm_share:Q", format=".1%", title="comm + bubble share"), "layout:N"])
-    comm = alt.Chart(named_data("scaling")).mark_line(point=True, strokeDash=[4, 2]).encode(
+    # from 0, so that a 1 % loss looks like 1 % (an auto-zoomed axis made 0.02 % fill the chart)
+    y = alt.Y("efficiency:Q", title="scaling efficiency (tokens/s per chip ÷ smallest)",
+              scale=alt.Scale(domainMin=0), axis=alt.Axis(format="%"))
+    tip = ["system:N", "n_chips:Q", alt.Tooltip("efficiency:Q", format=".2%"), alt.Tooltip("mfu:Q", format=".1%"),
+           alt.Tooltip("comm_share:Q", format=".1%", title="comm + bubble share"), "layout:N",
+           alt.Tooltip("efficiency_note:N", title="above 100 % because")]
+    data = named_data("scaling")
+    eff = alt.Chart(data).mark_line(point=True).encode(
+        x=x, y=y, color=alt.Color("system:N", title=None, legend=alt.Legend(orient="bottom")), tooltip=tip)
+    ideal = alt.Chart(data).mark_rule(color="black", strokeDash=[4, 3], opacity=0.5).encode(y=alt.datum(1))
+    # every point above 1 is ringed, and the largest such point of each system says why
+    above = eff.mark_point(size=140, shape="diamond", filled=False, strokeWidth=2).transform_filter(
+        "datum.efficiency > 1")
+    why = alt.Chart(named_data("notes")).mark_text(align="left", baseline="top", fontSize=9, lineBreak="\n").encode(
+        x=alt.value(6), y=alt.Y("y_px:Q", scale=None), text="text:N", color=alt.Color("system:N", title=None))
+    comm = alt.Chart(data).mark_line(point=True, strokeDash=[4, 2]).encode(
         x=x, y=alt.Y("comm_share:Q", title="share of the step: exposed comm + bubble", axis=alt.Axis(format="%")),
         color=alt.Color("system:N", title=None),
         tooltip=["system:N", "n_chips:Q", alt.Tooltip("comm_share:Q", format=".1%"), "layout:N"])
-    return alt.hconcat(eff.properties(width=300, height=240), comm.properties(width=300, height=240)).to_dict()
+    left = alt.layer(eff, ideal, above, why).properties(width=300, height=240)
+    return alt.hconcat(left, comm.properties(width=300, height=240)).to_dict()
 
 
 def scaling_chart(df: pd.DataFrame, title: str = "") -> Figure:
-    """Scaling efficiency and the communication share against chip count, one line per system."""
-    cols = ["system", "n_chips", "efficiency", "mfu", "comm_share", "layout"]
-    return Figure.from_template(_template_scaling(), title=title, scaling=df[cols])
+    """Scaling efficiency (axis from 0, dashed line at 100 %) and the communication share against chip
+    count, one line per system. A point above 100 % is ringed and labelled with its reason
+    (``efficiency_note``, from :func:`accelbook.training.scaling`); a frame without that column has none."""
+    df = df.assign(efficiency_note=df["efficiency_note"] if "efficiency_note" in df else "")
+    cols = ["system", "n_chips", "efficiency", "efficiency_note", "mfu", "comm_share", "layout"]
+    # the reason of each system's largest point above 100 %, written in the empty lower half
+    last = df[df["efficiency"] > 1].sort_values("n_chips").groupby("system", sort=False).tail(1)
+    notes = pd.DataFrame({"system": last["system"], "y_px": 130 + 26 * np.arange(len(last)),
+                          "text": [f"{s} above 100 %:\n{n.removeprefix('superlinear: ')}"
+                                   for s, n in zip(last["system"], last["efficiency_note"])]})
+    return Figure.from_template(_template_scaling(), title=title, scaling=df[cols], notes=notes)
 
 
 @functools.lru_cache(maxsize=1)

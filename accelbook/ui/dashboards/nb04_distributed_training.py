@@ -79,8 +79,8 @@ def _estimate_summary(e: training.TrainingEstimate, train_tokens: float) -> str:
     fit = "fits" if e.fits else f"**{e.why_not_fit()}**"
     lines = [
         f"**{e.model}** on {e.n_chips:,} × {e.chip}: step {fmt_si(e.step_time_s, 's')}, "
-        f"**MFU {e.mfu:.1%}** (HFU {e.hfu:.1%}; {e.mfu_full_attention:.1%} if attention is counted as full, "
-        f"as PaLM and MaxText do), {e.tokens_per_s_per_chip:,.0f} tokens/s per chip, "
+        f"**MFU {e.mfu:.1%}** ({e.mfu_convention}, as PaLM and Megatron-LM count it; "
+        f"{e.mfu_as('causal'):.1%} with causal attention; HFU {e.hfu:.1%}), {e.tokens_per_s_per_chip:,.0f} tokens/s per chip, "
         f"{e.memory_per_chip_bytes / 1e9:.1f} GB per chip of {e.memory_capacity_bytes / 1e9:.0f} usable: {fit}.",
     ]
     if e.fits:
@@ -158,9 +158,11 @@ def search_view(model, chip, n_chips, batch_tokens, seq_len, precision) -> View:
     table = df.head(12).assign(
         step=lambda d: d["step_time_s"].map(lambda v: fmt_si(v, "s")), MFU=lambda d: d["mfu"].map("{:.1%}".format),
         memory=lambda d: (d["memory_per_chip_bytes"] / 1e9).map("{:.1f} GB".format))[
-        [*LAYOUT_KEYS, "step", "MFU", "memory", "why"]]
+        [*LAYOUT_KEYS, "grad_sync", "step", "MFU", "memory", "why"]]
     summary = (f"Evaluated **{df.attrs['n_evaluated']:,} layouts**, {df.attrs['n_fit']:,} fit in memory. Best: "
-               f"**{layout_label(best.config)}**, MFU {best.mfu:.1%}, {best.tokens_per_s_per_chip:,.0f} tokens/s per chip. "
+               f"**{layout_label(best.config)}**, gradients synced every {best.config['grad_sync']}, "
+               f"MFU {best.mfu:.1%}, {best.tokens_per_s_per_chip:,.0f} tokens/s per chip. "
+               f"Searched: {', '.join(df.attrs['searched'])}. "
                "`why` says what costs each runner-up most compared with the best.")
     return View(t, fig, summary, table=table)
 
@@ -193,8 +195,8 @@ def _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) -> pd
     except ValueError:   # nothing fits even at the largest size: the view says so
         df = pd.DataFrame()
     if "efficiency" not in df:
-        return pd.DataFrame(columns=["system", "n_chips", "efficiency", "mfu", "comm_share", "layout",
-                                     "tokens_per_s_per_chip"])
+        return pd.DataFrame(columns=["system", "n_chips", "efficiency", "efficiency_note", "mfu", "comm_share",
+                                     "layout", "tokens_per_s_per_chip"])
     return df.dropna(subset=["efficiency"]).assign(system=name)
 
 
@@ -206,14 +208,21 @@ def scaling_view(model, systems, seqs_per_chip, seq_len, max_chips, bw_scale=1.0
         raise ValueError(f"{model} fits on none of these systems up to {max_chips:,} chips with "
                          f"{seqs_per_chip:g} sequences of {seq_len:,} tokens per chip; raise the largest fleet "
                          "or lower the sequences per chip")
-    fig = charts.scaling_chart(data, title=f"weak scaling, {seqs_per_chip} sequences of {seq_len:,} tokens per chip")
+    fig = charts.scaling_chart(data, title=f"weak scaling, {seqs_per_chip:g} sequence{'s' if seqs_per_chip != 1 else ''} "
+                                                        f"of {seq_len:,} tokens per chip")
     last = data.sort_values("n_chips").groupby("system").tail(1)
     summary = "" if not missing else f"Nothing fits on {', '.join(missing)} at these settings. "
     summary += "At the largest size: " + "; ".join(
-        f"**{r.system}** {r.efficiency:.0%} efficiency, MFU {r.mfu:.0%}, comm + bubble {r.comm_share:.0%} ({r.layout})"
+        f"**{r.system}** {r.efficiency:.1%} efficiency, MFU {r.mfu:.0%}, comm + bubble {r.comm_share:.0%} ({r.layout})"
         for r in last.itertuples())
-    return View(data[["system", "n_chips", "efficiency", "mfu", "comm_share"]], fig, summary,
-                table=data[["system", "n_chips", "tokens_per_s_per_chip", "mfu", "efficiency", "comm_share", "layout"]])
+    above = last[last["efficiency"] > 1.0]
+    if not above.empty:
+        summary += ("\n\nAbove 100 %: " + "; ".join(f"**{r.system}**, {r.efficiency_note}" for r in above.itertuples())
+                    + ". The model hides the data-parallel collectives, which grow with the fleet, entirely behind "
+                      "compute; a real run exposes at least their last bucket, so treat these gains as an upper bound.")
+    return View(data[["system", "n_chips", "efficiency", "efficiency_note", "mfu", "comm_share"]], fig, summary,
+                table=data[["system", "n_chips", "tokens_per_s_per_chip", "mfu", "efficiency", "efficiency_note",
+                            "comm_share", "layout"]])
 
 
 @functools.lru_cache(maxsize=1)
