@@ -283,3 +283,21 @@ def test_step_chart_components_are_the_models_labels():
     assert tc.MEM_ORDER == list(training.MEMORY_LABELS.values())
     assert set(tc.TIME_COLOURS_BY_FIELD) == set(training.TIME_LABELS)
     assert set(tc.MEM_COLOURS_BY_FIELD) == set(training.MEMORY_LABELS)
+
+
+def test_training_dashboard_names_goodput_and_the_error_band():
+    from accelbook import training
+    from accelbook.ui.dashboards import training_spec
+
+    spec = training_spec()
+    assert spec.controls["goodput"].value == training.published_goodput().fraction == 0.90
+    values = {k: c.value for k, c in spec.controls.items()}
+    e = training.estimate(values["model"], values["chip"], values["n_chips"], values["batch_tokens"],
+                          values["seq_len"], tp=values["tp"], pp=values["pp"])
+    ideal_days = 15e12 / e.tokens_per_s / 86400
+    text = spec.view(**values).summary
+    assert "90 % effective training time Llama 3 reported" in text
+    assert f"{ideal_days:,.1f} days at 100 %" in text and f"{ideal_days / 0.9:,.1f} days" in text
+    assert training.error_band().words() in text
+    text = spec.view(**dict(values, goodput=0.5)).summary
+    assert "50 % goodput" in text and f"{ideal_days / 0.5:,.1f} days" in text

@@ -52,9 +52,12 @@ Where each part lives (the file list is the table of contents):
   behind :func:`~.kernel.evaluate_layout` and :func:`~.kernel.evaluate_layouts`;
 - :mod:`.step`: :func:`estimate` and :class:`TrainingEstimate`; :mod:`.layouts`: :func:`search_space`,
   :func:`search`; :mod:`.scaling_curve`: :func:`scaling`; :mod:`.validation`: the published runs,
-  :func:`validation_table`; :mod:`.mfu`: the one MFU; :mod:`.arguments`: the checks they share.
+  :func:`validation_table` and :func:`error_band` (the band to print next to a predicted MFU or
+  tokens/s); :mod:`.goodput`: time to train = ideal time / goodput (Llama 3's 90 % by default);
+  :mod:`.mfu`: the one MFU; :mod:`.arguments`: the checks they share.
 """
 
+from .goodput import PublishedGoodput, check_goodput, goodput_words, published_goodput, time_to_train_words
 from .layouts import best_config, search, search_space
 from .mfu import (
     ATTENTION_COUNTS,
@@ -72,6 +75,8 @@ from .step import HOURS, MEMORY_LABELS, TIME_LABELS, TrainingEstimate, estimate
 from .validation import (
     CONVENTIONS,
     METRICS,
+    ErrorBand,
+    error_band,
     estimate_auto,
     predicted_metric,
     published_runs,
@@ -84,5 +89,6 @@ __all__ = [
     "published_runs", "predicted_metric", "estimate_auto", "run_layout", "RECOMPUTE", "PRECISIONS", "METRICS",
     "CONVENTIONS", "CONFIG_FIELDS", "RESULT_FIELDS", "R", "N_RESULTS", "TIME_LABELS", "MEMORY_LABELS", "HOURS",
     "model_flops_utilisation", "counted_flops_per_token", "reference_peak_flop_s", "convention_name",
-    "ATTENTION_COUNTS", "PEAKS", "DEFAULT_ATTENTION", "DEFAULT_PEAK",
+    "ATTENTION_COUNTS", "PEAKS", "DEFAULT_ATTENTION", "DEFAULT_PEAK", "error_band", "ErrorBand",
+    "published_goodput", "PublishedGoodput", "check_goodput", "goodput_words", "time_to_train_words",
 ]

@@ -16,8 +16,9 @@ Per layer and microbatch (``T`` tokens of ``d`` on a chip, bf16):
   attention time where that is long enough;
 - expert parallel: 4 all-to-alls of the routed tokens per MoE layer, exposed;
 - pipeline: a send forward and one backward per microbatch and chunk, exposed;
-- data parallel: the gradient reduce-scatter and the parameter all-gather, hidden behind one
-  microbatch's backward and forward; with gradients synced every microbatch (ZeRO-2 ``gsync`` 1)
+- data parallel: the gradient reduce-scatter and the parameter all-gather, in DDP buckets: the last
+  gradient bucket and the first all-gather bucket exposed, the rest hidden behind one microbatch's
+  backward and forward; with gradients synced every microbatch (ZeRO-2 ``gsync`` 1)
   one reduce-scatter per microbatch, each behind that microbatch's backward; ZeRO-3 gathers
   weights every microbatch, hidden behind that microbatch's work.
 """
@@ -31,7 +32,20 @@ from numba import njit
 from accelbook.network.collectives import ring_time_s
 from accelbook.network.geometry import torus_axes
 
-from .slots import C_DOM, C_DOMBW, C_DOMLAT, C_NETBW, C_NETLAT, C_TORUS, M_D, M_DH, M_FMOE, M_TOPK
+from .slots import (
+    C_BKT_MIN,
+    C_BKT_PER_DP,
+    C_DOM,
+    C_DOMBW,
+    C_DOMLAT,
+    C_NETBW,
+    C_NETLAT,
+    C_TORUS,
+    M_D,
+    M_DH,
+    M_FMOE,
+    M_TOPK,
+)
 
 #: the kernels' collective kinds (``collective_time``'s ``kind``)
 ALL_REDUCE = 0
@@ -127,23 +141,40 @@ def pipeline_send_time(mv, c, T, tp, cp, dp, pp, vp, sp):
 
 
 @njit(cache=True, inline="always")
+def bucket_params(p, g, c):
+    """Parameters in the DDP bucket of a group of ``g`` ranks holding ``p`` parameters each:
+    ``min(p, max(C_BKT_MIN, C_BKT_PER_DP·g))`` (Megatron: max(40M, 1M·dp)); 0 without data parallelism."""
+    if g <= 1:
+        return 0.0
+    return min(p, max(c[C_BKT_MIN], c[C_BKT_PER_DP] * g))
+
+
+@njit(cache=True, inline="always")
 def data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, gsync, m, t_layers, t_f_mb, t_b_mb):
-    """(exposed, total) data-parallel time (s) of a step.
+    """(exposed beyond compute, last bucket, total) data-parallel time (s) of a step.
 
     One pass ``t_ar`` = a ring over the ``g_ne`` ranks holding the same non-expert parameters
     ``p_ne`` (stride tp) + one over the ``g_e`` holding the same experts ``p_e`` (stride tp·cp·ep),
-    of 2 bytes a parameter. ZeRO-3: 3 passes a microbatch (gather forward and backward, reduce-
-    scatter), each microbatch's hidden behind its ``t_layers`` of work. Gradients synced once a step
-    (``gsync`` 0): a reduce-scatter hidden behind the last microbatch's backward ``t_b_mb`` and an
-    all-gather of weights behind a forward ``t_f_mb``: ``2·t_ar`` in all. Synced every microbatch
-    (``gsync`` 1, ZeRO-2): ``m`` reduce-scatters, each behind its microbatch's backward, and the
-    all-gather: ``(m + 1)·t_ar`` in all. Worked number: m = 8 microbatches cost 9/2 = 4.5× the traffic
-    of a once-a-step sync.
+    of 2 bytes a parameter; ``t_bk`` the same over one DDP bucket of each (:func:`bucket_params`).
+    Gradients are reduced bucket by bucket as the backward produces them (Li et al. 2020; Megatron's
+    DDP), so the last bucket's reduce-scatter starts when the backward ends and the first bucket of
+    the parameter all-gather (ZeRO ≥ 1's updated shards, ZeRO-3's weights; ZeRO-0's all-reduce is the
+    same two passes) must land before the forward can start: ``2·t_bk`` is never hidden (the second
+    value). The rest hides behind compute, what exceeds it exposed (the first value): ZeRO-3, 3 passes
+    a microbatch (less the step's two buckets) behind its ``t_layers`` of work; gradients synced once a step (``gsync`` 0), a reduce-scatter
+    behind the last microbatch's backward ``t_b_mb`` and an all-gather behind a forward ``t_f_mb``;
+    synced every microbatch (``gsync`` 1, ZeRO-2), ``m`` reduce-scatters, each behind its
+    microbatch's backward, and the all-gather; the last reduce-scatter and the all-gather less a bucket. Total traffic: ``2·t_ar`` once a step, ``(m + 1)·t_ar``
+    every microbatch (m = 8: 4.5×), ``3·m·t_ar`` ZeRO-3. Worked number: 8 H100 in one NVSwitch domain,
+    dp = 8, a 40M-parameter bucket (80 MB): ``t_bk`` ≈ 7/8·80 MB / B_domain + 7 α, about 0.2 ms.
     """
     t_ar = collective_time(REDUCE_SCATTER, 2.0 * p_ne, g_ne, tp, c) \
         + collective_time(REDUCE_SCATTER, 2.0 * p_e, g_e, tp * cp * ep, c)
+    t_bk = collective_time(REDUCE_SCATTER, 2.0 * bucket_params(p_ne, g_ne, c), g_ne, tp, c) \
+        + collective_time(REDUCE_SCATTER, 2.0 * bucket_params(p_e, g_e, c), g_e, tp * cp * ep, c)
+    rest = t_ar - t_bk
     if zero == 3:   # weights gathered for every microbatch, hidden behind that microbatch's work
-        per_mb = 3.0 * t_ar
-        return m * max(0.0, per_mb - t_layers), m * per_mb
+        return m * max(0.0, 3.0 * t_ar - 2.0 * t_bk / m - t_layers), 2.0 * t_bk, 3.0 * m * t_ar
     n_rs = m if gsync == 1 else 1.0
-    return n_rs * max(0.0, t_ar - t_b_mb) + max(0.0, t_ar - t_f_mb), (n_rs + 1.0) * t_ar
+    hidden_rs = (n_rs - 1.0) * max(0.0, t_ar - t_b_mb) + max(0.0, rest - t_b_mb)
+    return hidden_rs + max(0.0, rest - t_f_mb), 2.0 * t_bk, (n_rs + 1.0) * t_ar

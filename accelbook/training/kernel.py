@@ -4,7 +4,7 @@
 :mod:`.memory` together for one layout and writes the named result slots (:mod:`.slots`, ``R_*``):
 
     t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep                  (one layer, one microbatch)
-    step    = m·t_mb + (pp-1)/vp·t_mb + t_dp_exposed + t_opt,  t_opt = 28·Ψ_opt / B_hbm   (Adam, memory-bound)
+    step    = m·t_mb + (pp-1)/vp·t_mb + t_dp + t_dp_bucket + t_opt,  t_opt = 30·Ψ_opt / B_hbm   (Adam, memory-bound)
     MFU     = tokens · FLOP_per_token(causal) / (n · P · step),  HFU = MFU · 4/3 under full recomputation
 
 The per-step time components (``t_gemm_s``, ...) are those of the busiest stage: ``m·L/pp`` layer
@@ -41,6 +41,7 @@ from .memory import (
     memory_per_chip,
     model_state_bytes,
     optimizer_params,
+    optimizer_step_bytes,
     stage_params,
 )
 from .pipeline import bubble_time, microbatch_time, microbatches_in_flight, stage_layers
@@ -77,6 +78,7 @@ from .slots import (
     R_T_ATTENTION_S,
     R_T_BUBBLE_S,
     R_T_CP_COMM_S,
+    R_T_DP_BUCKET_S,
     R_T_DP_COMM_S,
     R_T_DP_TOTAL_S,
     R_T_ELEMENTWISE_S,
@@ -89,10 +91,6 @@ from .slots import (
     R_T_TP_COMM_S,
     R_TOKENS_PER_S_PER_CHIP,
 )
-
-#: HBM bytes the Adam step moves per parameter: read and write the fp32 master weight and both moments
-#: (24), read the bf16 gradient and write the bf16 weight (4)
-ADAM_BYTES_PER_PARAM = 28.0
 
 
 @njit(cache=True)
@@ -125,13 +123,13 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, 
     p_ne, p_e = stage_params(mv, L, Lst, L_last, pp, tp, ep)
     g_ne = dp * cp                            # ranks holding the same non-expert weights
     g_e = dp * cp / ep
-    t_dp, t_dp_total = data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, gsync, m, Lst * t_layer,
-                                           Lst * (t_fwd + t_tp / 2.0), Lst * (t_bwd + t_rec + t_tp / 2.0))
+    t_dp, t_bk, t_dp_total = data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, gsync, m, Lst * t_layer,
+                                                 Lst * (t_fwd + t_tp / 2.0), Lst * (t_bwd + t_rec + t_tp / 2.0))
     p_opt = optimizer_params(p_ne, p_e, g_ne, g_e, zero)
-    t_opt = ADAM_BYTES_PER_PARAM * p_opt / c[C_HBMBW]
-    step = m * t_mb + bubble + t_dp + t_opt
+    t_opt = optimizer_step_bytes(c) * p_opt / c[C_HBMBW]
+    step = m * t_mb + bubble + t_dp + t_bk + t_opt
     # ---- memory
-    mem_w, mem_g, mem_o = model_state_bytes(p_ne, p_e, g_ne, g_e, zero, gsync, p_opt)
+    mem_w, mem_g, mem_o = model_state_bytes(c, p_ne, p_e, g_ne, g_e, zero, gsync, p_opt)
     in_flight = microbatches_in_flight(m, pp, vp)
     mem_a = activation_bytes(mv, T, Lst, sp, activation_bytes_per_token(mv, s, tp, sp, kv_loc, rec, flash),
                              in_flight, rec)
@@ -153,6 +151,7 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, 
     out[R_T_PP_COMM_S] = m * t_pp
     out[R_T_BUBBLE_S] = bubble
     out[R_T_DP_COMM_S] = t_dp
+    out[R_T_DP_BUCKET_S] = t_bk
     out[R_T_OPTIMIZER_S] = t_opt
     out[R_MEM_WEIGHTS_BYTES] = mem_w
     out[R_MEM_GRADS_BYTES] = mem_g

@@ -1,7 +1,10 @@
 """Memory per chip of the busiest pipeline stage: model states, activations, logits.
 
-- **Model states** (ZeRO, Rajbhandari et al. 2020): bf16 weights 2Ψ, bf16 gradients 2Ψ, fp32 Adam
-  states (master weights and two moments) 12Ψ, for the Ψ parameters a chip holds; divided by the
+- **Model states** (ZeRO, Rajbhandari et al. 2020, with Megatron's mixed precision: the distributed
+  optimizer guide's "float16 param, fp32 grads: 18" bytes): bf16 weights 2Ψ, fp32 main gradients 4Ψ,
+  fp32 Adam states (master weights and two moments) 12Ψ, for the Ψ parameters a chip holds (the
+  byte counts are the chip vector's ``C_W_BYTES``, ``C_G_BYTES``, ``C_O_BYTES``, from
+  ``data/training_framework.toml``); divided by the
   data-parallel group that holds the same parameters for ZeRO stage 3 (weights), ≥ 1 (optimizer
   states), and for the gradients only when they are reduce-scattered every microbatch (``gsync`` 1,
   ZeRO ≥ 2): with gradient accumulation synced once a step, the full buffer lives until the last
@@ -19,7 +22,26 @@ from __future__ import annotations
 
 from numba import njit
 
-from .slots import M_D, M_DFF, M_DFFE, M_DH, M_DV, M_FMOE, M_H, M_NM, M_NSH, M_PEMB, M_PHEAD, M_PLAYER_E, M_PLAYER_NE, M_TOPK, M_V
+from .slots import (
+    C_G_BYTES,
+    C_O_BYTES,
+    C_W_BYTES,
+    M_D,
+    M_DFF,
+    M_DFFE,
+    M_DH,
+    M_DV,
+    M_FMOE,
+    M_H,
+    M_NM,
+    M_NSH,
+    M_PEMB,
+    M_PHEAD,
+    M_PLAYER_E,
+    M_PLAYER_NE,
+    M_TOPK,
+    M_V,
+)
 
 
 @njit(cache=True, inline="always")
@@ -42,15 +64,25 @@ def optimizer_params(p_ne, p_e, g_ne, g_e, zero):
 
 
 @njit(cache=True, inline="always")
-def model_state_bytes(p_ne, p_e, g_ne, g_e, zero, gsync, p_opt):
-    """(weights, gradients, optimizer states) in bytes: ``2Ψ/g`` (ZeRO-3), ``2Ψ/g`` (ZeRO ≥ 2 with
-    gradients reduce-scattered every microbatch, ``gsync`` 1; else the full ``2Ψ``), ``12·p_opt``."""
+def model_state_bytes(c, p_ne, p_e, g_ne, g_e, zero, gsync, p_opt):
+    """(weights, gradients, optimizer states) in bytes, Megatron's 2 + 4 + 12 per parameter from the
+    chip vector ``c``: ``2Ψ/g`` (ZeRO-3), ``4Ψ/g`` (ZeRO ≥ 2 with gradients reduce-scattered every
+    microbatch, ``gsync`` 1; else the full ``4Ψ``), ``12·p_opt``. Worked number: Llama 3.1 8B
+    (8.03e9 parameters) on one chip, ZeRO-0: 16.1 + 32.1 + 96.4 = 144.5 GB, 18 bytes a parameter."""
     w_div_ne = g_ne if zero == 3 else 1.0
     w_div_e = g_e if zero == 3 else 1.0
-    mem_w = 2.0 * (p_ne / w_div_ne + p_e / w_div_e)
+    mem_w = c[C_W_BYTES] * (p_ne / w_div_ne + p_e / w_div_e)
     shard = zero >= 2 and gsync == 1
-    mem_g = 2.0 * (p_ne / (g_ne if shard else 1.0) + p_e / (g_e if shard else 1.0))
-    return mem_w, mem_g, 12.0 * p_opt
+    mem_g = c[C_G_BYTES] * (p_ne / (g_ne if shard else 1.0) + p_e / (g_e if shard else 1.0))
+    return mem_w, mem_g, c[C_O_BYTES] * p_opt
+
+
+@njit(cache=True, inline="always")
+def optimizer_step_bytes(c):
+    """HBM bytes the Adam step moves per parameter it updates: read and write the fp32 master weight
+    and both moments (``2·C_O_BYTES`` = 24), read the fp32 main gradient (``C_G_BYTES`` = 4) and
+    write the bf16 weight (``C_W_BYTES`` = 2): 30."""
+    return 2.0 * c[C_O_BYTES] + c[C_G_BYTES] + c[C_W_BYTES]
 
 
 @njit(cache=True, inline="always")

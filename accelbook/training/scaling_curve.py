@@ -17,7 +17,8 @@ from .step import TIME_LABELS, TrainingEstimate, to_estimate
 
 #: the ``TrainingEstimate.time`` keys counted as communication in ``comm_share`` (exposed
 #: communication and the bubble)
-COMM_COMPONENTS = ("t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s", "t_bubble_s", "t_dp_comm_s")
+COMM_COMPONENTS = ("t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s", "t_bubble_s", "t_dp_comm_s",
+                   "t_dp_bucket_s")
 
 
 def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: int,

@@ -26,6 +26,8 @@ from accelbook.specs.clusters import Cluster
 from accelbook.specs.efficiency import measured_efficiency
 from accelbook.specs.models import Model
 
+from .framework import framework_defaults
+
 RECOMPUTE = ("none", "selective", "full")     # the kernel's ``rec``: 0, 1, 2
 PRECISIONS = ("bf16", "fp8")
 #: when the data-parallel gradients are reduced (the kernel's ``gsync``: 0, 1): once a step, after the last
@@ -50,9 +52,13 @@ GRAD_SYNC = ("step", "microbatch")
 # (bytes) and C_HBMBW bandwidth (bytes/s); C_TPU 1 for a TPU; C_SMS SMs; C_MXU MXU side; C_NMXU MXUs;
 # C_BPE bytes per GEMM element (1 fp8, 2 bf16); C_DOM chips per fast domain; C_DOMBW a domain link's
 # bandwidth after efficiency; C_TORUS torus dimensions (0 = switched); C_DOMLAT domain step latency (s);
-# C_NETBW, C_NETLAT the network across domains (bytes/s after efficiency, s).
+# C_NETBW, C_NETLAT the network across domains (bytes/s after efficiency, s). The framework's defaults
+# (:mod:`.framework`, ``data/training_framework.toml``): C_BKT_MIN, C_BKT_PER_DP the DDP bucket,
+# ``max(C_BKT_MIN, C_BKT_PER_DP·dp)`` parameters; C_W_BYTES, C_G_BYTES, C_O_BYTES model-state bytes per
+# parameter (weights, gradients, optimizer states).
 (C_PEAK, C_PEAK_ATT, C_ETA, C_ETA_ATT, C_HBM, C_HBMBW, C_TPU, C_SMS, C_MXU, C_NMXU, C_BPE,
- C_DOM, C_DOMBW, C_TORUS, C_DOMLAT, C_NETBW, C_NETLAT, C_ETA_BF16, C_NVEC) = range(19)
+ C_DOM, C_DOMBW, C_TORUS, C_DOMLAT, C_NETBW, C_NETLAT, C_ETA_BF16, C_BKT_MIN, C_BKT_PER_DP,
+ C_W_BYTES, C_G_BYTES, C_O_BYTES, C_NVEC) = range(24)
 
 # -- a layout: one row of the search ------------------------------------------------------------------------
 CONFIG_FIELDS = ("tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute", "grad_sync")
@@ -65,7 +71,7 @@ CFG_GSYNC = CFG["grad_sync"]                                # grad_sync as its i
 # -- the results: the columns of search()'s table, in this order ------------------------------------------------
 RESULT_FIELDS = (
     "step_time_s", "t_gemm_s", "t_attention_s", "t_elementwise_s", "t_recompute_s", "t_lm_head_s",
-    "t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s", "t_bubble_s", "t_dp_comm_s",
+    "t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s", "t_bubble_s", "t_dp_comm_s", "t_dp_bucket_s",
     "t_optimizer_s", "mem_weights_bytes", "mem_grads_bytes", "mem_optimizer_bytes",
     "mem_activations_bytes", "mem_logits_bytes", "memory_per_chip_bytes", "fits", "mfu", "hfu",
     "tokens_per_s_per_chip", "n_microbatches", "t_dp_total_s",
@@ -84,7 +90,8 @@ R_T_CP_COMM_S = R["t_cp_comm_s"]
 R_T_EP_COMM_S = R["t_ep_comm_s"]
 R_T_PP_COMM_S = R["t_pp_comm_s"]
 R_T_BUBBLE_S = R["t_bubble_s"]
-R_T_DP_COMM_S = R["t_dp_comm_s"]                # exposed data-parallel time
+R_T_DP_COMM_S = R["t_dp_comm_s"]                # data-parallel time beyond the compute it hides behind
+R_T_DP_BUCKET_S = R["t_dp_bucket_s"]            # the DDP bucket that nothing hides (last reduce, first gather)
 R_T_OPTIMIZER_S = R["t_optimizer_s"]
 R_MEM_WEIGHTS_BYTES = R["mem_weights_bytes"]
 R_MEM_GRADS_BYTES = R["mem_grads_bytes"]
@@ -153,6 +160,9 @@ def chip_vector(chip: Chip, cl: Cluster, precision: str) -> tuple[np.ndarray, li
     v[C_DOM], v[C_DOMBW], v[C_TORUS] = cl.domain_chips, cl.domain_bw_bytes_per_s * cl.domain_efficiency, cl.torus_dims
     v[C_DOMLAT] = cl.domain_latency_s
     v[C_NETBW], v[C_NETLAT] = cl.network_bw_bytes_per_s * cl.network_efficiency, cl.network_latency_s
+    fw = framework_defaults()
+    v[C_BKT_MIN], v[C_BKT_PER_DP] = fw.bucket_min_params, fw.bucket_params_per_dp_rank
+    v[C_W_BYTES], v[C_G_BYTES], v[C_O_BYTES] = fw.weight_bytes_per_param, fw.grad_bytes_per_param, fw.optimizer_bytes_per_param
     notes = [why_g, why_a]
     if chip.kind != "tpu" and chip.compute_units is None:
         notes.append(f"{chip.name}: SM count not published; {DEFAULT_SMS} assumed for wave quantisation")

@@ -9,6 +9,9 @@ FLOPs with causal or full attention, or every executed FLOP: Narayanan et al. 20
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import pandas as pd
 
 from accelbook.checks import one_of
@@ -128,3 +131,43 @@ def validation_table(path=None) -> pd.DataFrame:
             "note": "",
         })
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class ErrorBand:
+    """The model's signed error (predicted / reported - 1) over published runs: median, range, count."""
+
+    median: float
+    low: float
+    high: float
+    n: int
+    role: str = "target"
+
+    def words(self) -> str:
+        """``"model +20 % median over 15 published runs, range −1…+69 %"``."""
+        return (f"model {self.median * 100:+.0f} % median over {self.n} published runs, "
+                f"range {_signed(self.low)}…{_signed(self.high)} %")
+
+
+def _signed(x: float) -> str:
+    return f"{x * 100:+.0f}".replace("-", "\u2212")
+
+
+@functools.lru_cache(maxsize=1)
+def _default_table() -> pd.DataFrame:
+    return validation_table()
+
+
+def error_band(table: pd.DataFrame | None = None, role: str = "target") -> ErrorBand:
+    """Median and range of the signed ``error`` over the evaluated ``role`` rows of ``table``
+    (default: :func:`validation_table` of ``data/training_runs.toml``, computed once per session).
+
+    The band to print next to any MFU or tokens/s the model predicts: a positive median means the
+    model is optimistic. Rows not evaluated (no ``error``) are left out of ``n``.
+    """
+    one_of("role", role, ROLES)
+    t = _default_table() if table is None else table
+    err = t.loc[t["role"] == role, "error"].dropna() if "error" in t else pd.Series(dtype=float)
+    if err.empty:
+        raise ValueError(f"the validation table has no evaluated {role!r} rows to take an error band from")
+    return ErrorBand(float(err.median()), float(err.min()), float(err.max()), int(err.size), role)

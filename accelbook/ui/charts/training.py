@@ -18,7 +18,8 @@ from .base import WIDTH, Figure, named_data
 TIME_COLOURS_BY_FIELD = {"t_gemm_s": "#1f77b4", "t_attention_s": "#6baed6", "t_elementwise_s": "#9ecae1",
                          "t_recompute_s": "#c6dbef", "t_lm_head_s": "#17becf", "t_tp_comm_s": "#d62728",
                          "t_cp_comm_s": "#ff9896", "t_ep_comm_s": "#e377c2", "t_pp_comm_s": "#8c564b",
-                         "t_bubble_s": "#ff7f0e", "t_dp_comm_s": "#bcbd22", "t_optimizer_s": "#7f7f7f"}
+                         "t_bubble_s": "#ff7f0e", "t_dp_comm_s": "#bcbd22", "t_dp_bucket_s": "#dbdb8d",
+                         "t_optimizer_s": "#7f7f7f"}
 MEM_COLOURS_BY_FIELD = {"mem_weights_bytes": "#2ca02c", "mem_grads_bytes": "#98df8a",
                         "mem_optimizer_bytes": "#9467bd", "mem_activations_bytes": "#ffbb78",
                         "mem_logits_bytes": "#c49c94"}

@@ -7,6 +7,7 @@ import functools
 
 import pandas as pd
 
+from accelbook import training
 from accelbook.chip.roofline import PHASES, concat_columns, layer_roofline_columns, roofline_curve_columns
 from accelbook.economics import training_cost_table
 from accelbook.specs.chips import get_chip
@@ -78,9 +79,13 @@ def training_cost_view(chips, model, mfu, price_scale, seq_len, precision="bf16"
         raise ValueError("none of the chosen chips has both a published price and a dense "
                          f"{precision} peak: " + "; ".join(skipped))
     best = df.loc[df["usd_per_million_tokens"].idxmin()]
+    goodput = training.published_goodput().fraction
     summary = (f"At {mfu:.0%} MFU, {m.name} (s = {seq_len}) needs "
                f"{m.flops_per_token(seq_len, training=True):.3g} FLOP per training token. "
-               f"Cheapest per token here: **{best['chip']}** at ${best['usd_per_million_tokens']:.2f} per million tokens.")
+               f"Cheapest per token here: **{best['chip']}** at ${best['usd_per_million_tokens']:.2f} per million tokens. "
+               f"MFU is your input, not a prediction (notebook 04's model, which predicts it: "
+               f"{training.error_band().words()}); costs assume every hour trains (÷ {goodput:.2f} at "
+               f"{training.goodput_words()}).")
     if skipped:
         summary += "\n\nLeft out: " + "; ".join(skipped) + "."
     table = pd.DataFrame({

@@ -75,21 +75,23 @@ def _step_frames(layouts: Mapping[str, Mapping[str, float]]) -> tuple[pd.DataFra
     return t, m
 
 
-def _estimate_summary(e: training.TrainingEstimate, train_tokens: float) -> str:
+def _estimate_summary(e: training.TrainingEstimate, train_tokens: float, goodput: float | None = None) -> str:
     fit = "fits" if e.fits else f"**{e.why_not_fit()}**"
+    band = training.error_band().words()
     lines = [
         f"**{e.model}** on {e.n_chips:,} × {e.chip}: step {fmt_si(e.step_time_s, 's')}, "
         f"**MFU {e.mfu:.1%}** ({e.mfu_convention}, as PaLM and Megatron-LM count it; "
         f"{e.mfu_as('causal'):.1%} with causal attention; HFU {e.hfu:.1%}), {e.tokens_per_s_per_chip:,.0f} tokens/s per chip, "
         f"{e.memory_per_chip_bytes / 1e9:.1f} GB per chip of {e.memory_capacity_bytes / 1e9:.0f} usable: {fit}.",
+        f"Error band of these MFU and tokens/s figures: {band} (predicted / reported − 1 on the validation table; "
+        "positive = the model is optimistic).",
     ]
     if e.fits:
-        days = e.time_to_train(train_tokens) / 86400
         price = get_chip(e.chip).price_usd_per_hour
-        cost = f", USD {e.cost_usd(train_tokens) / 1e6:,.1f} M at the list price of USD {price:.2f}/chip-hour" \
-            if price else " (no published price)"
-        lines.append(f"{train_tokens / 1e12:g}T tokens: **{days:,.1f} days**, "
-                     f"{e.chip_hours(train_tokens) / 1e6:,.2f} M chip-hours{cost} (no failures or restarts).")
+        cost = f", USD {e.cost_usd(train_tokens, goodput=goodput) / 1e6:,.1f} M at the list price of " \
+            f"USD {price:.2f}/chip-hour" if price else " (no published price)"
+        lines.append(f"{train_tokens / 1e12:g}T tokens: {e.time_to_train_summary(train_tokens, goodput)}; "
+                     f"{e.chip_hours(train_tokens, goodput) / 1e6:,.2f} M chip-hours{cost}.")
     return "\n\n".join(lines)
 
 
@@ -101,7 +103,7 @@ def _best_layout(model, chip, n_chips, batch_tokens, seq_len, precision, tp_over
 
 
 def training_view(model, chip, n_chips, batch_tokens, seq_len, tp, pp, cp, vp, microbatch, zero_stage, recompute,
-                  precision, tp_overlap=0.0, train_tokens_t=15.0) -> View:
+                  precision, tp_overlap=0.0, train_tokens_t=15.0, goodput=None) -> View:
     layout = dict(tp=tp, pp=pp, cp=cp, vp=vp, microbatch=microbatch, zero_stage=zero_stage, recompute=recompute,
                   precision=precision, tp_overlap=tp_overlap)
     mine = training.estimate(model, chip, n_chips, batch_tokens, seq_len, **layout)
@@ -121,7 +123,7 @@ def training_view(model, chip, n_chips, batch_tokens, seq_len, tp, pp, cp, vp, m
     table = mine.breakdown().assign(value=lambda d: [fmt_si(v, "s" if k == "time" else "B")
                                                      for v, k in zip(d["value"], d["kind"])],
                                     share=lambda d: d["share"].map("{:.1%}".format))
-    return View(t, fig, _estimate_summary(mine, train_tokens_t * 1e12) + note, table=table)
+    return View(t, fig, _estimate_summary(mine, train_tokens_t * 1e12, goodput) + note, table=table)
 
 
 @functools.lru_cache(maxsize=1)
@@ -141,6 +143,10 @@ def training_spec() -> DashboardSpec:
             "precision": Choice("precision", training.PRECISIONS, "bf16"),
             "tp_overlap": Slider("TP comm hidden (share)", 0.0, 1.0, 0.1, 0.0),
             "train_tokens_t": Slider("tokens to train (T)", 0.5, 30.0, 0.5, 15.0),
+            "goodput": Slider("goodput (share of time training)", 0.5, 1.0, 0.01,
+                              training.published_goodput().fraction,
+                              help="failures, restarts and checkpoints take the rest; default: "
+                                   + training.goodput_words()),
         },
         view=training_view,
     )
@@ -161,7 +167,8 @@ def search_view(model, chip, n_chips, batch_tokens, seq_len, precision) -> View:
         [*LAYOUT_KEYS, "grad_sync", "step", "MFU", "memory", "why"]]
     summary = (f"Evaluated **{df.attrs['n_evaluated']:,} layouts**, {df.attrs['n_fit']:,} fit in memory. Best: "
                f"**{layout_label(best.config)}**, gradients synced every {best.config['grad_sync']}, "
-               f"MFU {best.mfu:.1%}, {best.tokens_per_s_per_chip:,.0f} tokens/s per chip. "
+               f"MFU {best.mfu:.1%}, {best.tokens_per_s_per_chip:,.0f} tokens/s per chip "
+               f"({training.error_band().words()}). "
                f"Searched: {', '.join(df.attrs['searched'])}. "
                "`why` says what costs each runner-up most compared with the best.")
     return View(t, fig, summary, table=table)
@@ -214,7 +221,7 @@ def scaling_view(model, systems, seqs_per_chip, seq_len, max_chips, bw_scale=1.0
     summary = "" if not missing else f"Nothing fits on {', '.join(missing)} at these settings. "
     summary += "At the largest size: " + "; ".join(
         f"**{r.system}** {r.efficiency:.1%} efficiency, MFU {r.mfu:.0%}, comm + bubble {r.comm_share:.0%} ({r.layout})"
-        for r in last.itertuples())
+        for r in last.itertuples()) + f". MFU error band: {training.error_band().words()}."
     above = last[last["efficiency"] > 1.0]
     if not above.empty:
         summary += ("\n\nAbove 100 %: " + "; ".join(f"**{r.system}**, {r.efficiency_note}" for r in above.itertuples())
