@@ -70,7 +70,7 @@ def reference_search(model, chip, cluster, n, B, s, precision="bf16", flash=True
     valid layout, each evaluated by the plain-Python body of ``kernel._evaluate`` (:func:`python_body`)."""
     space = training.search_space(model, n, **fixed)
     mv = slots.model_vector(model, s)
-    cv, _ = slots.chip_vector(chip, cluster, precision)
+    cv, _ = slots.chip_vector(chip, cluster, precision, s)
     experts = model.moe.n_experts if model.moe is not None else 1
     evaluate = python_body(kernel._evaluate)
     out = {}

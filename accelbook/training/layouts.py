@@ -182,7 +182,7 @@ def search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision,
     sp = search_space(model, n, **fixed)
     check_pinned(model, n, s, fixed)
     mv = model_vector(model, s)
-    cv, _ = chip_vector(chip, cl, precision)
+    cv, _ = chip_vector(chip, cl, precision, s)
     cfg, res = evaluate_layouts(mv, cv, n, B, s, sp, flash_attention, sequence_parallel,
                                 usable_memory_bytes(chip.hbm_bytes, reserve), fraction("tp_overlap", tp_overlap))
     k = len(cfg)

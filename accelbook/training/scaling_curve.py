@@ -57,7 +57,7 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
             base = best_config(model, chip, counts[-1], gbt_of(counts[-1]), seq_len, precision, cl, fixed)
         except ValueError as e:
             raise ValueError(f"no layout fits at the largest count ({counts[-1]:,} chips): {e}") from None
-    vecs = (model_vector(model, seq_len), *chip_vector(chip, cl, precision))
+    vecs = (model_vector(model, seq_len), *chip_vector(chip, cl, precision, seq_len))
     for n in counts:
         gbt = gbt_of(n)
         try:

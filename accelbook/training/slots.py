@@ -23,7 +23,7 @@ import numpy as np
 
 from accelbook.specs.chips import Chip
 from accelbook.specs.clusters import Cluster
-from accelbook.specs.efficiency import measured_efficiency
+from accelbook.specs.efficiency import attention_efficiency, measured_efficiency
 from accelbook.specs.models import Model
 
 from .framework import framework_defaults
@@ -139,17 +139,19 @@ def model_vector(m: Model, seq_len: int) -> np.ndarray:
     return v
 
 
-def chip_vector(chip: Chip, cl: Cluster, precision: str) -> tuple[np.ndarray, list[str]]:
+def chip_vector(chip: Chip, cl: Cluster, precision: str, seq_len: int | None = None) -> tuple[np.ndarray, list[str]]:
     """The chip vector (``C_*`` slots) of ``chip`` in cluster ``cl`` at ``precision``, and notes on
-    what was assumed (measured efficiencies borrowed, SM or MXU counts not published)."""
+    what was assumed (measured efficiencies borrowed, SM or MXU counts not published). ``C_ETA_ATT`` is
+    the FlashAttention fraction at ``seq_len`` tokens (:func:`~accelbook.specs.efficiency.attention_efficiency`:
+    the chip's table by sequence length, log-linear, clamped at its ends; the single figure if None)."""
     if chip.hbm_bytes is None or chip.hbm_bw_bytes_per_s is None:
         raise ValueError(f"{chip.name} has no HBM; the training model needs HBM capacity and bandwidth")
     v = np.zeros(C_NVEC)
     gemm, why_g = measured_efficiency(chip, precision)
-    att, why_a = measured_efficiency(chip, "attention")
+    eta_att, why_a = attention_efficiency(chip, seq_len)
     v[C_PEAK] = chip.peak_flop_s(precision)
     v[C_PEAK_ATT] = chip.peak_flop_s("bf16")
-    v[C_ETA], v[C_ETA_ATT] = gemm.fraction, att.fraction
+    v[C_ETA], v[C_ETA_ATT] = gemm.fraction, eta_att
     v[C_ETA_BF16] = measured_efficiency(chip, "bf16")[0].fraction
     v[C_HBM], v[C_HBMBW] = chip.hbm_bytes, chip.hbm_bw_bytes_per_s
     v[C_TPU] = 1.0 if chip.kind == "tpu" else 0.0

@@ -280,7 +280,7 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     B = batch_sequences(global_batch_tokens, s)
     check_batch(model, B, dp, mb, pp, vp)
     mv = model_vector(model, s)
-    cv, notes = chip_vector(chip, cl, precision)
+    cv, notes = chip_vector(chip, cl, precision, s)
     out = evaluate_layout(mv, cv, B, s, tp, cp, pp, vp, dp, ep, mb, zero_stage, RECOMPUTE.index(recompute),
                           flash_attention, sequence_parallel, usable_memory_bytes(chip.hbm_bytes, reserve),
                           fraction("tp_overlap", tp_overlap), grad_sync=GRAD_SYNC.index(grad_sync))
