@@ -31,15 +31,15 @@ cannot be found anywhere shows up the same way (``LookupError``).
 
 Usage: make a dump of the old commit in a worktree, one of the new tree, compare them. Run with the
 repository's virtual environment; PYTHONPATH makes the tree you point at the ``accelbook`` that is
-imported (it wins over the venv's editable install of /work/main; the dump prints which one it
-imported); NUMBA_CACHE_DIR must be writable::
+imported (it wins over the venv's editable install of this checkout; the dump prints which one it
+imported); NUMBA_CACHE_DIR must be writable. From the repository root (REPO)::
 
-    # 1. the old commit, in a worktree (once)
-    git worktree add /tmp/baseline 037fff2
-    cd /tmp/baseline && PYTHONPATH=/tmp/baseline NUMBA_CACHE_DIR=/tmp/baseline/.numba_cache \\
-        /work/main/.venv/bin/python /work/main/benchmarks/dump_numbers.py dump /tmp/baseline_dump.json
+    # 1. the old commit, in a worktree (once); REV is the commit before the refactor
+    git worktree add ../baseline REV
+    cd ../baseline && PYTHONPATH=$PWD NUMBA_CACHE_DIR=$PWD/.numba_cache \\
+        REPO/.venv/bin/python REPO/benchmarks/dump_numbers.py dump /tmp/baseline_dump.json
     # 2. the new tree
-    cd /work/main && PYTHONPATH=/work/main NUMBA_CACHE_DIR=/work/main/.numba_cache \\
+    cd REPO && PYTHONPATH=$PWD NUMBA_CACHE_DIR=$PWD/.numba_cache \\
         .venv/bin/python benchmarks/dump_numbers.py dump /tmp/new_dump.json
     # 3. compare: prints every key whose values differ (relative difference > 1e-12, or a string,
     #    a length/shape, a type or a NaN pattern differs) and every key missing on one side, then
