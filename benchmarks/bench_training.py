@@ -38,7 +38,8 @@ def _kernel_only(model, chip, n, B, s):
     sp = training.search_space(model, n)
     mv = slots.model_vector(model, s)
     cv, _ = slots.chip_vector(chip, cluster_for(chip), "bf16")
-    return len(kernel.evaluate_layouts(mv, cv, n, B, s, sp, True, True, usable_memory_bytes(chip.hbm_bytes), 0.0)[0])
+    return len(kernel.evaluate_layouts(mv, cv, n, B, s, sp, True, True, usable_memory_bytes(chip.hbm_bytes),
+                                       slots.options_vector())[0])
 
 
 def main() -> int:

@@ -65,7 +65,7 @@ def is_valid(tp, cp, pp, vp, ep, mb, zero, gsync, *, n, B, s, layers, heads, exp
 
 
 def reference_search(model, chip, cluster, n, B, s, precision="bf16", flash=True, seqpar=True,
-                     reserve=MEMORY_RESERVE, tp_overlap=0.0, **fixed):
+                     reserve=MEMORY_RESERVE, tp_overlap=0.0, cp_comm="ring", **fixed):
     """{(tp, cp, pp, vp, dp, ep, microbatch, zero_stage, recompute name, grad_sync name): result vector} over every
     valid layout, each evaluated by the plain-Python body of ``kernel._evaluate`` (:func:`python_body`)."""
     space = training.search_space(model, n, **fixed)
@@ -84,7 +84,7 @@ def reference_search(model, chip, cluster, n, B, s, precision="bf16", flash=True
         res = np.empty(training.N_RESULTS)
         evaluate(mv=mv, c=cv, B=float(B), s=float(s), tp=float(tp), cp=float(cp), pp=float(pp), vp=float(vp),
                  dp=float(dp), ep=float(ep), mb=float(mb), zero=int(zero), rec=int(rec), gsync=int(gsync), flash=flash,
-                 seqpar=seqpar, usable_bytes=usable_memory_bytes(chip.hbm_bytes, reserve), tp_overlap=tp_overlap,
+                 seqpar=seqpar, usable_bytes=usable_memory_bytes(chip.hbm_bytes, reserve), opt=slots.options_vector(tp_overlap, cp_comm),
                  out=res)
         key = (tp, cp, pp, vp, dp, ep, mb, int(zero), training.RECOMPUTE[int(rec)], slots.GRAD_SYNC[int(gsync)])
         assert key not in out

@@ -13,10 +13,12 @@ Per layer and microbatch (``T`` tokens of ``d`` on a chip, bf16):
 - tensor parallel with sequence parallelism: 4 all-gathers + 4 reduce-scatters of ``2·T·d`` bytes
   (4 more with full recomputation), exposed except for the share ``tp_overlap``;
 - context parallel: ring passes of K and V (3 all-gathers' worth), hidden behind 3.5× the
-  attention time where that is long enough;
+  attention time where that is long enough; or (``cp_comm="allgather"``, Llama 3) an all-gather of
+  K and V before attention and a reduce-scatter of their gradients after, exposed;
 - expert parallel: 4 all-to-alls of the routed tokens per MoE layer, exposed;
 - pipeline: a send forward and one backward per microbatch and chunk, exposed;
-- data parallel: the gradient reduce-scatter and the parameter all-gather, in DDP buckets: the last
+- data parallel: the gradient reduce-scatter (fp32 gradients, 4 bytes a parameter, Megatron's
+  default) and the parameter all-gather (bf16), in DDP buckets: the last
   gradient bucket and the first all-gather bucket exposed, the rest hidden behind one microbatch's
   backward and forward; with gradients synced every microbatch (ZeRO-2 ``gsync`` 1)
   one reduce-scatter per microbatch, each behind that microbatch's backward; ZeRO-3 gathers
@@ -38,9 +40,11 @@ from .slots import (
     C_DOM,
     C_DOMBW,
     C_DOMLAT,
+    C_G_BYTES,
     C_NETBW,
     C_NETLAT,
     C_TORUS,
+    C_W_BYTES,
     M_D,
     M_DH,
     M_FMOE,
@@ -111,14 +115,22 @@ def tensor_parallel_time(mv, c, T, tp, rec, tp_overlap):
 
 
 @njit(cache=True, inline="always")
-def context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a):
-    """Exposed context-parallel time (s) of one layer: 3 ring passes of this chip's K and V
-    (``2·T·2·kv_loc·d_head`` bytes) over cp ranks at stride tp, less 3.5·t_a of attention behind them."""
+def context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a, rec, allgather):
+    """Exposed context-parallel time (s) of one layer, over cp ranks at stride tp, of this chip's K and
+    V (``2·T·2·kv_loc·d_head`` bytes):
+
+    - ring attention (``allgather`` 0): 3 ring passes, less the 3.5·t_a of attention behind them;
+    - all-gather (``allgather`` 1, Llama 3): K and V all-gathered before the forward's attention, their
+      gradients reduce-scattered after the backward's, one more all-gather under full recomputation
+      (``rec`` 2): 2 or 3 passes, all exposed (the Llama 3 paper says the all-gather sits in the critical
+      path and is small because GQA keeps K and V small)."""
     if cp <= 1:
         return 0.0
     kv_bytes = T * 2.0 * kv_loc * mv[M_DH] * 2.0
-    t_cp_raw = 3.0 * collective_time(ALL_GATHER, kv_bytes * cp, cp, tp, c)
-    return max(0.0, t_cp_raw - 3.5 * t_a)
+    t_pass = collective_time(ALL_GATHER, kv_bytes * cp, cp, tp, c)
+    if allgather > 0:
+        return (3.0 if rec == 2 else 2.0) * t_pass
+    return max(0.0, 3.0 * t_pass - 3.5 * t_a)
 
 
 @njit(cache=True, inline="always")
@@ -153,28 +165,41 @@ def bucket_params(p, g, c):
 def data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, gsync, m, t_layers, t_f_mb, t_b_mb):
     """(exposed beyond compute, last bucket, total) data-parallel time (s) of a step.
 
-    One pass ``t_ar`` = a ring over the ``g_ne`` ranks holding the same non-expert parameters
-    ``p_ne`` (stride tp) + one over the ``g_e`` holding the same experts ``p_e`` (stride tp·cp·ep),
-    of 2 bytes a parameter; ``t_bk`` the same over one DDP bucket of each (:func:`bucket_params`).
+    A pass is a ring over the ``g_ne`` ranks holding the same non-expert parameters ``p_ne`` (stride
+    tp) + one over the ``g_e`` holding the same experts ``p_e`` (stride tp·cp·ep). The gradient
+    reduce-scatter ``t_rs`` moves the framework's gradient bytes per parameter (``C_G_BYTES``: 4,
+    Megatron reduces its fp32 main gradients unless told to reduce in bf16; Llama 3 reduce-scatters in
+    fp32 too), the parameter all-gather ``t_ag`` the weight bytes (``C_W_BYTES``: 2, bf16; ZeRO-0's
+    all-reduce moves gradients both ways, so both passes at the gradient bytes); ``t_bk_rs``,
+    ``t_bk_ag`` the same over one DDP bucket of each (:func:`bucket_params`).
     Gradients are reduced bucket by bucket as the backward produces them (Li et al. 2020; Megatron's
     DDP), so the last bucket's reduce-scatter starts when the backward ends and the first bucket of
-    the parameter all-gather (ZeRO ≥ 1's updated shards, ZeRO-3's weights; ZeRO-0's all-reduce is the
-    same two passes) must land before the forward can start: ``2·t_bk`` is never hidden (the second
-    value). The rest hides behind compute, what exceeds it exposed (the first value): ZeRO-3, 3 passes
-    a microbatch (less the step's two buckets) behind its ``t_layers`` of work; gradients synced once a step (``gsync`` 0), a reduce-scatter
-    behind the last microbatch's backward ``t_b_mb`` and an all-gather behind a forward ``t_f_mb``;
-    synced every microbatch (``gsync`` 1, ZeRO-2), ``m`` reduce-scatters, each behind its
-    microbatch's backward, and the all-gather; the last reduce-scatter and the all-gather less a bucket. Total traffic: ``2·t_ar`` once a step, ``(m + 1)·t_ar``
-    every microbatch (m = 8: 4.5×), ``3·m·t_ar`` ZeRO-3. Worked number: 8 H100 in one NVSwitch domain,
-    dp = 8, a 40M-parameter bucket (80 MB): ``t_bk`` ≈ 7/8·80 MB / B_domain + 7 α, about 0.2 ms.
+    the parameter all-gather (ZeRO ≥ 1's updated shards, ZeRO-3's weights) must land before the
+    forward can start: ``t_bk_rs + t_bk_ag`` is never hidden (the second value). The rest hides behind
+    compute, what exceeds it exposed (the first value): ZeRO-3, two weight all-gathers and a
+    reduce-scatter a microbatch (less the step's two buckets) behind its ``t_layers`` of work;
+    gradients synced once a step (``gsync`` 0), a reduce-scatter behind the last microbatch's backward
+    ``t_b_mb`` and an all-gather behind a forward ``t_f_mb``; synced every microbatch (``gsync`` 1,
+    ZeRO-2), ``m`` reduce-scatters, each behind its microbatch's backward, and the all-gather; the last
+    reduce-scatter and the all-gather less a bucket. Total traffic: ``t_rs + t_ag`` once a step,
+    ``m·t_rs + t_ag`` every microbatch, ``m·(t_rs + 2·t_ag)`` ZeRO-3. Worked number: 8 H100 in one
+    NVSwitch domain, dp = 8, a 40M-parameter bucket of fp32 gradients (160 MB): ``t_bk_rs`` ≈ 7/8·160 MB
+    / B_domain + 7 α, about 0.4 ms.
     """
-    t_ar = collective_time(REDUCE_SCATTER, 2.0 * p_ne, g_ne, tp, c) \
-        + collective_time(REDUCE_SCATTER, 2.0 * p_e, g_e, tp * cp * ep, c)
-    t_bk = collective_time(REDUCE_SCATTER, 2.0 * bucket_params(p_ne, g_ne, c), g_ne, tp, c) \
-        + collective_time(REDUCE_SCATTER, 2.0 * bucket_params(p_e, g_e, c), g_e, tp * cp * ep, c)
-    rest = t_ar - t_bk
+    g_bytes = c[C_G_BYTES]
+    w_bytes = c[C_G_BYTES] if zero == 0 else c[C_W_BYTES]
+    b_ne, b_e = bucket_params(p_ne, g_ne, c), bucket_params(p_e, g_e, c)
+    t_rs = collective_time(REDUCE_SCATTER, g_bytes * p_ne, g_ne, tp, c) \
+        + collective_time(REDUCE_SCATTER, g_bytes * p_e, g_e, tp * cp * ep, c)
+    t_ag = collective_time(ALL_GATHER, w_bytes * p_ne, g_ne, tp, c) \
+        + collective_time(ALL_GATHER, w_bytes * p_e, g_e, tp * cp * ep, c)
+    t_bk_rs = collective_time(REDUCE_SCATTER, g_bytes * b_ne, g_ne, tp, c) \
+        + collective_time(REDUCE_SCATTER, g_bytes * b_e, g_e, tp * cp * ep, c)
+    t_bk_ag = collective_time(ALL_GATHER, w_bytes * b_ne, g_ne, tp, c) \
+        + collective_time(ALL_GATHER, w_bytes * b_e, g_e, tp * cp * ep, c)
+    t_bk = t_bk_rs + t_bk_ag
     if zero == 3:   # weights gathered for every microbatch, hidden behind that microbatch's work
-        return m * max(0.0, 3.0 * t_ar - 2.0 * t_bk / m - t_layers), 2.0 * t_bk, 3.0 * m * t_ar
+        return m * max(0.0, t_rs + 2.0 * t_ag - t_bk / m - t_layers), t_bk, m * (t_rs + 2.0 * t_ag)
     n_rs = m if gsync == 1 else 1.0
-    hidden_rs = (n_rs - 1.0) * max(0.0, t_ar - t_b_mb) + max(0.0, rest - t_b_mb)
-    return hidden_rs + max(0.0, rest - t_f_mb), 2.0 * t_bk, (n_rs + 1.0) * t_ar
+    hidden_rs = (n_rs - 1.0) * max(0.0, t_rs - t_b_mb) + max(0.0, t_rs - t_bk_rs - t_b_mb)
+    return hidden_rs + max(0.0, t_ag - t_bk_ag - t_f_mb), t_bk, n_rs * t_rs + t_ag

@@ -64,6 +64,8 @@ from .slots import (
     M_H,
     M_L,
     N_RESULTS,
+    O_CP_ALLGATHER,
+    O_TP_OVERLAP,
     R_FITS,
     R_HFU,
     R_MEM_ACTIVATIONS_BYTES,
@@ -94,11 +96,11 @@ from .slots import (
 
 
 @njit(cache=True)
-def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, seqpar, usable_bytes, tp_overlap, out):
+def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, seqpar, usable_bytes, opt, out):
     """Fill ``out`` (the ``R_*`` slots) for one layout. ``B`` = global batch in sequences, ``s`` the
     sequence length; ``zero`` the ZeRO stage, ``rec`` the index in RECOMPUTE, ``gsync`` the index in
-    GRAD_SYNC; ``usable_bytes`` the HBM a chip may fill. Every layout argument is a float except
-    ``zero``, ``rec`` and ``gsync``."""
+    GRAD_SYNC; ``usable_bytes`` the HBM a chip may fill; ``opt`` the run's options (``O_*`` slots).
+    Every layout argument is a float except ``zero``, ``rec`` and ``gsync``."""
     for i in range(out.shape[0]):
         out[i] = 0.0
     L = mv[M_L]
@@ -111,8 +113,8 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, 
     t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_rec = layer_compute_times(mv, c, T, s, tp, cp, ep, mb, sp, kv_loc, flash,
                                                                       rec)
     t_head = lm_head_time(mv, c, T, tp)
-    t_tp = tensor_parallel_time(mv, c, T, tp, rec, tp_overlap)
-    t_cp = context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a)
+    t_tp = tensor_parallel_time(mv, c, T, tp, rec, opt[O_TP_OVERLAP])
+    t_cp = context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a, rec, opt[O_CP_ALLGATHER])
     t_ep = expert_all_to_all_time(mv, c, T, tp, cp, ep)
     t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep
     # ---- the pipeline
@@ -242,26 +244,26 @@ def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss,
 
 @njit(cache=True, parallel=True)
 def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, flash, seqpar, usable_bytes,
-                   tp_overlap, cfg, res):
+                   opt, cfg, res):
     """Enumerate every valid layout into the rows of ``cfg`` (:func:`_enumerate`), then evaluate them
     in parallel into the rows of ``res``; returns the number of rows filled."""
     k = _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, cfg)
     for i in prange(k):
         _evaluate(mv, c, B, s, cfg[i, CFG_TP], cfg[i, CFG_CP], cfg[i, CFG_PP], cfg[i, CFG_VP], cfg[i, CFG_DP],
                   cfg[i, CFG_EP], cfg[i, CFG_MB], int(cfg[i, CFG_ZERO]), int(cfg[i, CFG_REC]), int(cfg[i, CFG_GSYNC]),
-                  flash, seqpar, usable_bytes, tp_overlap, res[i])
+                  flash, seqpar, usable_bytes, opt, res[i])
     return k
 
 
 # -- the public wrappers -----------------------------------------------------------------------------------------
 def evaluate_layout(mv: np.ndarray, cv: np.ndarray, B: int, s: int, tp: int, cp: int, pp: int, vp: int, dp: int,
                     ep: int, microbatch: int, zero_stage: int, rec: int, flash: bool, seqpar: bool,
-                    usable_bytes: float, tp_overlap: float, grad_sync: int | None = None) -> np.ndarray:
+                    usable_bytes: float, opt: np.ndarray, grad_sync: int | None = None) -> np.ndarray:
     """The result vector (``R_*`` slots, :data:`~.slots.RESULT_FIELDS`) of one layout.
 
     ``mv``, ``cv``: :func:`~.slots.model_vector`, :func:`~.slots.chip_vector`; ``B`` sequences of
     ``s`` tokens a step; ``rec`` the index of the recompute mode in RECOMPUTE; ``usable_bytes`` the
-    HBM a chip may fill (bytes); ``tp_overlap`` the hidden share of tensor-parallel communication;
+    HBM a chip may fill (bytes); ``opt`` the run's options (:func:`~.slots.options_vector`);
     ``grad_sync`` the index in GRAD_SYNC (default: every microbatch from ZeRO-2 on, else once a step).
     The caller has checked that the layout is valid (:func:`accelbook.training.estimate` does).
     """
@@ -269,12 +271,12 @@ def evaluate_layout(mv: np.ndarray, cv: np.ndarray, B: int, s: int, tp: int, cp:
     out = np.empty(N_RESULTS)
     _evaluate(mv, cv, float(B), float(s), float(tp), float(cp), float(pp), float(vp), float(dp), float(ep),
               float(microbatch), zero_stage, rec, gsync, bool(flash), bool(seqpar), float(usable_bytes),
-              float(tp_overlap), out)
+              np.ascontiguousarray(opt, dtype=np.float64), out)
     return out
 
 
 def evaluate_layouts(mv: np.ndarray, cv: np.ndarray, n: int, B: int, s: int, space: dict[str, np.ndarray],
-                     flash: bool, seqpar: bool, usable_bytes: float, tp_overlap: float) -> tuple[np.ndarray, np.ndarray]:
+                     flash: bool, seqpar: bool, usable_bytes: float, opt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every valid layout of the candidate values ``space`` (:func:`accelbook.training.search_space`)
     on ``n`` chips: (config rows, ``CFG_*`` columns; result rows, ``R_*`` columns), in enumeration order."""
     cap = int(np.prod([len(v) for k, v in space.items() if k != "dp"]))   # dp follows from tp·cp·pp
@@ -282,5 +284,6 @@ def evaluate_layouts(mv: np.ndarray, cv: np.ndarray, n: int, B: int, s: int, spa
     res = np.zeros((cap, N_RESULTS))
     k = _search_kernel(mv, cv, float(n), float(B), float(s), space["tp"], space["cp"], space["pp"], space["vp"],
                        space["dp"], space["ep"], space["microbatch"], space["zero_stage"], space["recompute"],
-                       space["grad_sync"], bool(flash), bool(seqpar), float(usable_bytes), float(tp_overlap), cfg, res)
+                       space["grad_sync"], bool(flash), bool(seqpar), float(usable_bytes),
+                       np.ascontiguousarray(opt, dtype=np.float64), cfg, res)
     return cfg[:k], res[:k]

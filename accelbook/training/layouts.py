@@ -20,6 +20,7 @@ from .slots import (
     CFG_TP,
     CFG_ZERO,
     CONFIG_FIELDS,
+    CP_COMM,
     GRAD_SYNC,
     R_FITS,
     R_MEMORY_PER_CHIP_BYTES,
@@ -28,6 +29,7 @@ from .slots import (
     RESULT_FIELDS,
     chip_vector,
     model_vector,
+    options_vector,
 )
 from .step import TIME_LABELS, ZERO_STAGES, estimate
 
@@ -135,7 +137,7 @@ def pins(n: int, fixed: dict) -> dict:
 def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_batch_tokens: float, seq_len: int,
            precision: str = "bf16", cluster: Cluster | str | None = None, flash_attention: bool = True,
            sequence_parallel: bool = True, memory_reserve: float = MEMORY_RESERVE, tp_overlap: float = 0.0,
-           top: int | None = 20, include_unfit: bool = False, **fixed) -> pd.DataFrame:
+           top: int | None = 20, include_unfit: bool = False, cp_comm: str = "ring", **fixed) -> pd.DataFrame:
     """Every valid layout of ``model`` on ``n_chips`` evaluated; the fastest that fits first.
 
     Returns one row per layout (``top`` rows, or all with ``top=None``): the layout, step time,
@@ -148,7 +150,7 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
     """
     model, chip, cl, n, s, cfg, res, order, n_fit = search_arrays(
         model, chip, n_chips, global_batch_tokens, seq_len, precision, cluster, flash_attention, sequence_parallel,
-        memory_reserve, tp_overlap, include_unfit, fixed)
+        memory_reserve, tp_overlap, include_unfit, fixed, cp_comm)
     k = len(cfg)
     if top is not None:
         order = order[:whole("top", top)]
@@ -165,12 +167,12 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
                                 microbatch=int(best.microbatch), zero_stage=int(best.zero_stage),
                                 recompute=best.recompute, grad_sync=best.grad_sync, precision=precision,
                                 cluster=cl, flash_attention=flash_attention, sequence_parallel=sequence_parallel,
-                                memory_reserve=memory_reserve, tp_overlap=tp_overlap)
+                                memory_reserve=memory_reserve, tp_overlap=tp_overlap, cp_comm=cp_comm)
     return df
 
 
 def search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision, cluster, flash_attention,
-                  sequence_parallel, memory_reserve, tp_overlap, include_unfit, fixed):
+                  sequence_parallel, memory_reserve, tp_overlap, include_unfit, fixed, cp_comm="ring"):
     """The search without tables: (model, chip, cluster, n, s, config rows, result rows, ranking,
     number that fit). The ranking: fits first, then step time; ties to the lower ZeRO stage, then the
     smaller memory. Raises a ``ValueError`` when no layout is valid, or none fits (``include_unfit`` false)."""
@@ -184,7 +186,8 @@ def search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision,
     mv = model_vector(model, s)
     cv, _ = chip_vector(chip, cl, precision, s)
     cfg, res = evaluate_layouts(mv, cv, n, B, s, sp, flash_attention, sequence_parallel,
-                                usable_memory_bytes(chip.hbm_bytes, reserve), fraction("tp_overlap", tp_overlap))
+                                usable_memory_bytes(chip.hbm_bytes, reserve),
+                                options_vector(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM)))
     k = len(cfg)
     if k == 0:
         raise ValueError(f"no valid layout of {model.name} on {n} chips with a batch of {B} × {s} tokens and "

@@ -12,7 +12,7 @@ from accelbook.specs.models import Model
 from .arguments import batch_sequences, resolve
 from .kernel import evaluate_layout
 from .layouts import best_config
-from .slots import GRAD_SYNC, RECOMPUTE, chip_vector, model_vector
+from .slots import GRAD_SYNC, RECOMPUTE, chip_vector, model_vector, options_vector
 from .step import TIME_LABELS, TrainingEstimate, to_estimate
 
 #: the ``TrainingEstimate.time`` keys counted as communication in ``comm_share`` (exposed
@@ -126,7 +126,8 @@ def _estimate_fast(model, chip, cl, n, gbt, s, c: dict, vecs) -> TrainingEstimat
         raise ValueError(f"{m} microbatches are not a multiple of pp = {c['pp']} (needed for interleaving)")
     out = evaluate_layout(mv, cv, B, s, c["tp"], c["cp"], c["pp"], c["vp"], dp, c["ep"], c["microbatch"],
                           c["zero_stage"], RECOMPUTE.index(c["recompute"]), c["flash_attention"],
-                          c["sequence_parallel"], usable_memory_bytes(chip.hbm_bytes, MEMORY_RESERVE), 0.0,
+                          c["sequence_parallel"], usable_memory_bytes(chip.hbm_bytes, MEMORY_RESERVE),
+                          options_vector(0.0, c.get("cp_comm", "ring")),
                           GRAD_SYNC.index(c["grad_sync"]) if "grad_sync" in c else None)
     config = dict(c, dp=dp, global_batch_sequences=B)
     return to_estimate(out, model, chip, cl, n, config, mv, notes, c["flash_attention"], MEMORY_RESERVE)

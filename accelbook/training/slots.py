@@ -60,6 +60,23 @@ GRAD_SYNC = ("step", "microbatch")
  C_DOM, C_DOMBW, C_TORUS, C_DOMLAT, C_NETBW, C_NETLAT, C_ETA_BF16, C_BKT_MIN, C_BKT_PER_DP,
  C_W_BYTES, C_G_BYTES, C_O_BYTES, C_NVEC) = range(24)
 
+# -- the run's options: how the framework runs what the layout leaves open -------------------------------------
+# O_TP_OVERLAP the share of tensor-parallel communication hidden behind GEMMs; O_CP_ALLGATHER 1 when context
+# parallelism all-gathers K and V before attention (Llama 3: exposed), 0 for ring attention (hidden behind it).
+OPTION_FIELDS = ("tp_overlap", "cp_allgather")
+O_TP_OVERLAP, O_CP_ALLGATHER = range(len(OPTION_FIELDS))
+#: context-parallel communication: ring passes hidden behind attention, or one exposed all-gather (``cp_comm``)
+CP_COMM = ("ring", "allgather")
+
+
+def options_vector(tp_overlap: float = 0.0, cp_comm: str = "ring") -> np.ndarray:
+    """The run-options vector (``O_*`` slots); the caller has checked the values."""
+    v = np.zeros(len(OPTION_FIELDS))
+    v[O_TP_OVERLAP] = tp_overlap
+    v[O_CP_ALLGATHER] = 1.0 if cp_comm == "allgather" else 0.0
+    return v
+
+
 # -- a layout: one row of the search ------------------------------------------------------------------------
 CONFIG_FIELDS = ("tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute", "grad_sync")
 CFG = MappingProxyType({name: i for i, name in enumerate(CONFIG_FIELDS)})

@@ -19,7 +19,7 @@ from .arguments import batch_sequences, memory_reserve_fraction, resolve
 from .goodput import check_goodput, time_to_train_words
 from .kernel import evaluate_layout
 from .mfu import ATTENTION_COUNTS, DEFAULT_ATTENTION, DEFAULT_PEAK, PEAKS, convention_name, model_flops_utilisation
-from .slots import GRAD_SYNC, RECOMPUTE, R, chip_vector, model_vector
+from .slots import CP_COMM, GRAD_SYNC, RECOMPUTE, R, chip_vector, model_vector, options_vector
 
 HOURS = 3600.0
 ZERO_STAGES = (0, 1, 2, 3)
@@ -156,6 +156,11 @@ def layout_assumptions(config: dict) -> list[str]:
     elif config.get("grad_sync") == "microbatch":
         out.append("gradients reduce-scattered every microbatch (each behind that microbatch's backward), so only "
                    "a 1/dp shard is kept: n_microbatches reduce-scatters a step")
+    if config.get("cp", 1) > 1:
+        out.append("context parallelism by all-gather: K and V gathered before attention and their gradients "
+                   "reduce-scattered after it, exposed (Llama 3's choice)" if config.get("cp_comm") == "allgather" else
+                   "context parallelism by ring attention: K and V passed round the ring behind the attention "
+                   "they feed (exposed only where attention is shorter)")
     if config.get("pp", 1) > 1:
         out.append("pipeline schedule: 1F1B (interleaved when vp > 1); zero-bubble and DualPipe schedules "
                    "(DeepSeek-V3) are not modelled: their smaller bubble and their overlap of expert all-to-all "
@@ -170,7 +175,8 @@ def assumptions(notes: list[str], cl: Cluster, flash: bool, reserve: float) -> t
         "sequence parallelism on whenever tp > 1; expert and pipeline communication exposed; tensor-parallel "
         "communication exposed unless tp_overlap says otherwise",
         "data-parallel reduce-scatter hidden behind one microbatch's backward, all-gather behind a forward",
-        "bf16 gradients reduced; Adam with fp32 master weights and moments (16 bytes/parameter, ZeRO paper)",
+        "gradients reduced in fp32 (Megatron's main gradients; Llama 3 too), updated weights gathered in bf16; "
+        "Adam with fp32 master weights and moments (18 bytes/parameter with the fp32 gradient buffer)",
         "no dropout; " + ("FlashAttention (scores never stored)" if flash else "unfused attention (scores stored)"),
         f"{reserve:.0%} of HBM kept for runtime, communication buffers and fragmentation",
         "step time without failures, restarts or checkpoint stalls; time to train and cost divide by goodput "
@@ -254,7 +260,7 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
              recompute: str = "selective", microbatch: int = 1, vp: int = 1, precision: str = "bf16",
              cluster: Cluster | str | None = None, flash_attention: bool = True,
              sequence_parallel: bool = True, memory_reserve: float = MEMORY_RESERVE,
-             tp_overlap: float = 0.0, grad_sync: str | None = None) -> TrainingEstimate:
+             tp_overlap: float = 0.0, grad_sync: str | None = None, cp_comm: str = "ring") -> TrainingEstimate:
     """Step time, MFU, tokens/s and memory per chip of one parallel layout.
 
     ``global_batch_tokens`` must be a whole number of ``seq_len`` sequences; ``dp`` defaults to
@@ -266,6 +272,8 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     ``memory_reserve``: share of HBM kept free (default 10 %). ``grad_sync``: "step" (gradients
     reduced once a step; the full gradient buffer kept while accumulating) or "microbatch" (reduce-
     scattered every microbatch; ZeRO ≥ 2 keeps a 1/dp shard); default "microbatch" from ZeRO-2 on.
+    ``cp_comm``: how context parallelism moves K and V: "ring" (ring attention, hidden behind the
+    attention it feeds) or "allgather" (gathered before attention, exposed: Llama 3's choice).
     """
     model, chip, cl = resolve(model, chip, cluster, precision)
     n = whole("n_chips", n_chips)
@@ -283,9 +291,10 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     cv, notes = chip_vector(chip, cl, precision, s)
     out = evaluate_layout(mv, cv, B, s, tp, cp, pp, vp, dp, ep, mb, zero_stage, RECOMPUTE.index(recompute),
                           flash_attention, sequence_parallel, usable_memory_bytes(chip.hbm_bytes, reserve),
-                          fraction("tp_overlap", tp_overlap), grad_sync=GRAD_SYNC.index(grad_sync))
+                          options_vector(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM)),
+                          grad_sync=GRAD_SYNC.index(grad_sync))
     config = dict(tp=tp, cp=cp, pp=pp, vp=vp, dp=dp, ep=ep, microbatch=mb, zero_stage=zero_stage, recompute=recompute,
                   grad_sync=grad_sync, precision=precision, seq_len=s, global_batch_sequences=B,
-                  flash_attention=bool(flash_attention), sequence_parallel=bool(sequence_parallel))
+                  flash_attention=bool(flash_attention), sequence_parallel=bool(sequence_parallel), cp_comm=cp_comm)
     est = to_estimate(out, model, chip, cl, n, config, mv, notes, flash_attention, reserve)
     return dataclasses.replace(est, assumptions=est.assumptions + tuple(layout_assumptions(est.config)))

@@ -31,7 +31,7 @@ _RUN_REQUIRED = {"name", "model", "chip", "n_chips", "seq_len", "global_batch_se
 #: a run's layout keys and the value taken when the run does not give one
 RUN_LAYOUT_DEFAULTS = {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "vp": 1, "microbatch": 1, "zero_stage": 1,
                        "recompute": "auto", "precision": "bf16", "flash_attention": True, "sequence_parallel": True,
-                       "cluster": None}
+                       "cluster": None, "cp_comm": "ring"}
 #: the layout keys the search may choose when a run lists them under ``assumed``
 SEARCHABLE = ("tp", "pp", "cp", "ep", "vp", "microbatch", "zero_stage", "recompute")
 
@@ -81,6 +81,10 @@ def published_runs(path=None) -> dict[str, dict]:
             raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, convention in {CONVENTIONS}, "
                                                       "role 'target' or 'context'")
         q = parse_quantity(path, rid, "reported", e["reported"], "count", sources)
+        for k, v in e.items():
+            if isinstance(v, dict) and k != "reported" and v.get("src") not in sources:
+                raise CatalogueError(path, rid, k, f"a setting given with its source needs a src in sources.toml, "
+                                                   f"got {v.get('src')!r}")
         runs[rid] = dict(e, reported_value=q.value, reported_provenance=q.provenance)
     return runs
 
@@ -89,7 +93,9 @@ def run_layout(e: dict) -> tuple[dict, dict]:
     """(fixed settings, pinned layout) of a published run: published values and accelbook's stated
     choices are pinned; layout keys listed in ``assumed`` but not given are left to the search."""
     assumed = set(e.get("assumed", []))
-    settings = {k: e.get(k, v) for k, v in RUN_LAYOUT_DEFAULTS.items() if k not in SEARCHABLE}
+    # a setting may carry its source: { value = "allgather", src = "...", note = "..." }
+    settings = {k: (lambda x: x["value"] if isinstance(x, dict) else x)(e.get(k, v))
+                for k, v in RUN_LAYOUT_DEFAULTS.items() if k not in SEARCHABLE}
     pinned = {}
     for k in SEARCHABLE:
         if k in e:
@@ -126,7 +132,7 @@ def validation_table(path=None) -> pd.DataFrame:
             "convention": e["convention"], "reported": rep, "predicted": pred, "error": pred / rep - 1,
             "mfu": est.mfu, "mfu_convention": est.mfu_convention, "fits": est.fits, "recompute": c["recompute"],
             "layout": f"tp{c['tp']} cp{c['cp']} pp{c['pp']} vp{c['vp']} dp{c['dp']} ep{c['ep']} "
-                      f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']} {c['precision']}",
+                      f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']} {c['precision']} sync:{c['grad_sync']}",
             "searched": ", ".join(searched), "source": e["reported_provenance"].source.title,
             "note": "",
         })
@@ -171,3 +177,14 @@ def error_band(table: pd.DataFrame | None = None, role: str = "target") -> Error
     if err.empty:
         raise ValueError(f"the validation table has no evaluated {role!r} rows to take an error band from")
     return ErrorBand(float(err.median()), float(err.min()), float(err.max()), int(err.size), role)
+
+
+def run_estimate(e: dict) -> tuple[Model, Chip, TrainingEstimate]:
+    """A published run's (model, chip, estimate) as :func:`validation_table` compares it: the run's
+    layout pinned (:func:`run_layout`), the rest chosen by :func:`search` (the fastest that fits).
+    ``e`` is a row of :func:`published_runs`; a ValueError says why no layout was found."""
+    model, chip = get_model(e["model"]), get_chip(e["chip"])
+    settings, pinned = run_layout(e)
+    s = e["seq_len"]
+    est = search(model, chip, e["n_chips"], e["global_batch_sequences"] * s, s, top=1, **settings, **pinned).attrs["best"]
+    return model, chip, est
