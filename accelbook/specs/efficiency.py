@@ -163,3 +163,13 @@ def attention_efficiency(chip: Chip | str, seq_len: int | None = None) -> tuple[
             cid = _BORROW.get(cid)
     m, why = measured_efficiency(c, "attention")
     return m.fraction, why + " (one figure whatever the sequence length)"
+
+
+# Measured memory, overlap and MoE-balance terms live in :mod:`.measured`; re-exported here so that the
+# measured mechanism terms can all be found from this module.
+from .measured import (  # noqa: E402, F401
+    MeasuredBandwidth,
+    achievable_hbm_fraction,
+    expert_load_imbalance,
+    overlap_slowdown,
+)

@@ -72,6 +72,9 @@ UNITS: Mapping[str, float] = MappingProxyType(
         # dimensionless counts
         "chips": 1.0,
         "count": 1.0,
+        # dimensionless ratios (a slowdown fraction, max ÷ mean)
+        "fraction": 1.0,
+        "ratio": 1.0,
     }
 )
 

@@ -48,7 +48,9 @@ _INT_KEYS = {"n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff",
 _REQUIRED = {"name", "family", "n_layers", "d_model", "n_heads", "d_ff", "vocab_size", "ffn"}
 _OPTIONAL = {"aliases", "year", "n_kv_heads", "head_dim", "tied_embeddings", "position", "max_seq_len",
              "bias", "norm", "moe", "mla", "published_params", "published_active_params", "notes"}
-_MOE_KEYS = {"n_experts", "top_k", "d_ff_expert", "n_shared_experts", "n_dense_layers"}
+#: router balancing methods with a measured load imbalance (data/moe_balance.toml)
+BALANCING = ("aux_loss", "aux_loss_free")
+_MOE_KEYS = {"n_experts", "top_k", "d_ff_expert", "n_shared_experts", "n_dense_layers", "balancing"}
 _MLA_KEYS = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}
 
 
@@ -59,6 +61,8 @@ class MoE:
     d_ff_expert: int         # hidden size of one expert
     n_shared_experts: int = 0
     n_dense_layers: int = 0  # the first layers use a dense FFN of size d_ff (DeepSeek-V3: 3)
+    #: how the router is balanced, an entry of data/moe_balance.toml ("aux_loss", "aux_loss_free"); None: not published
+    balancing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -288,7 +292,11 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
     if "moe" in entry:
         t = entry["moe"]
         check_keys(path, mid + ".moe", t, required={"n_experts", "top_k", "d_ff_expert"}, optional=_MOE_KEYS)
+        if "balancing" in t and t["balancing"] not in BALANCING:
+            raise CatalogueError(path, mid, "moe.balancing", f"must be one of {BALANCING}, got {t['balancing']!r}")
         for k, v in t.items():
+            if k == "balancing":
+                continue
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise CatalogueError(path, mid, f"moe.{k}", f"must be a whole number >= 0, got {v!r}")
         if not 1 <= t["top_k"] <= t["n_experts"]:
@@ -299,7 +307,11 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
     if "mla" in entry:
         t = entry["mla"]
         check_keys(path, mid + ".mla", t, required=_MLA_KEYS, optional=set())
+        if "balancing" in t and t["balancing"] not in BALANCING:
+            raise CatalogueError(path, mid, "moe.balancing", f"must be one of {BALANCING}, got {t['balancing']!r}")
         for k, v in t.items():
+            if k == "balancing":
+                continue
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise CatalogueError(path, mid, f"mla.{k}", f"must be a whole number >= 0, got {v!r}")
         mla = MLA(**t)

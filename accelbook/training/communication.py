@@ -105,19 +105,21 @@ def collective_time(kind, S, g, stride, c):
 
 @njit(cache=True, inline="always")
 def tensor_parallel_time(mv, c, T, tp, rec, tp_overlap):
-    """Exposed tensor-parallel time (s) of one layer: ``(1 - overlap)·n·t_ag(2·T·d)`` with n = 8
-    all-gathers and reduce-scatters, 12 under full recomputation (``rec`` 2)."""
+    """(exposed, hidden) tensor-parallel time (s) of one layer: ``n·t_ag(2·T·d)`` with n = 8
+    all-gathers and reduce-scatters, 12 under full recomputation (``rec`` 2); the share ``tp_overlap``
+    hidden behind GEMMs, the rest exposed."""
     if tp <= 1:
-        return 0.0
+        return 0.0, 0.0
     A = T * mv[M_D] * 2.0
     n_coll = 8.0 + (4.0 if rec == 2 else 0.0)
-    return (1.0 - tp_overlap) * n_coll * collective_time(ALL_GATHER, A, tp, 1.0, c)
+    t_raw = n_coll * collective_time(ALL_GATHER, A, tp, 1.0, c)
+    return (1.0 - tp_overlap) * t_raw, tp_overlap * t_raw
 
 
 @njit(cache=True, inline="always")
 def context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a, rec, allgather):
-    """Exposed context-parallel time (s) of one layer, over cp ranks at stride tp, of this chip's K and
-    V (``2·T·2·kv_loc·d_head`` bytes):
+    """(exposed, hidden) context-parallel time (s) of one layer, over cp ranks at stride tp, of this
+    chip's K and V (``2·T·2·kv_loc·d_head`` bytes):
 
     - ring attention (``allgather`` 0): 3 ring passes, less the 3.5·t_a of attention behind them;
     - all-gather (``allgather`` 1, Llama 3): K and V all-gathered before the forward's attention, their
@@ -125,12 +127,12 @@ def context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a, rec, allgather):
       (``rec`` 2): 2 or 3 passes, all exposed (the Llama 3 paper says the all-gather sits in the critical
       path and is small because GQA keeps K and V small)."""
     if cp <= 1:
-        return 0.0
+        return 0.0, 0.0
     kv_bytes = T * 2.0 * kv_loc * mv[M_DH] * 2.0
     t_pass = collective_time(ALL_GATHER, kv_bytes * cp, cp, tp, c)
     if allgather > 0:
-        return (3.0 if rec == 2 else 2.0) * t_pass
-    return max(0.0, 3.0 * t_pass - 3.5 * t_a)
+        return (3.0 if rec == 2 else 2.0) * t_pass, 0.0
+    return max(0.0, 3.0 * t_pass - 3.5 * t_a), min(3.0 * t_pass, 3.5 * t_a)
 
 
 @njit(cache=True, inline="always")

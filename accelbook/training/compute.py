@@ -44,6 +44,7 @@ from .slots import (
     M_E,
     M_FMOE,
     M_H,
+    M_IMB,
     M_KV,
     M_NM,
     M_NSH,
@@ -100,25 +101,50 @@ def routed_ffn_width(mv):
 
 @njit(cache=True, inline="always")
 def layer_gemm_time(mv, c, T, tp, ep):
-    """Forward GEMM time (s) of one layer for ``T`` tokens: attention in- and out-projections, the
-    dense FFN on the share ``1-f`` of layers, and on the MoE share ``f`` the local experts (each
-    gets ``T·top_k·ep/E`` tokens), the shared experts and the router."""
+    """Forward GEMM time (s) of one layer for ``T`` tokens: (all GEMMs, the routed experts' share).
+    Attention in- and out-projections, the dense FFN on the share ``1-f`` of layers, and on the MoE
+    share ``f`` the local experts (each gets ``T·top_k·ep/E`` tokens on average), the shared experts
+    and the router; the second value is the local routed experts' time alone, ``f·e_loc·t_expert``."""
     d = mv[M_D]
     f = mv[M_FMOE]
     nm1 = mv[M_NM] - 1.0
     t_g = gemm_time(T, mv[M_WIN] / d / tp, d, c) + gemm_time(T, d, mv[M_DV] / tp, c)
     if f < 1.0:
         t_g += (1.0 - f) * (gemm_time(T, nm1 * mv[M_DFF] / tp, d, c) + gemm_time(T, d, mv[M_DFF] / tp, c))
+    t_routed = 0.0
     if f > 0.0:
         e_loc = mv[M_E] / ep
         me = T * mv[M_TOPK] * ep / mv[M_E]
         t_moe = e_loc * (gemm_time(me, nm1 * mv[M_DFFE] / tp, d, c) + gemm_time(me, d, mv[M_DFFE] / tp, c))
+        t_routed = f * t_moe
         if mv[M_NSH] > 0:
             t_moe += gemm_time(T, nm1 * mv[M_DFFE] * mv[M_NSH] / tp, d, c) \
                 + gemm_time(T, d, mv[M_DFFE] * mv[M_NSH] / tp, c)
         t_moe += gemm_time(T, mv[M_E], d, c)
         t_g += f * t_moe
-    return t_g
+    return t_g, t_routed
+
+
+@njit(cache=True, inline="always")
+def moe_permute_time(mv, c, T):
+    """Forward time (s) of sorting one layer's tokens to their experts and back (Megatron Core's
+    permute and unpermute), HBM-bound, on the MoE share ``f`` of layers: permute reads ``T`` tokens
+    of ``d`` (bf16) and writes their ``T·top_k`` copies; unpermute reads the copies and writes the
+    weighted sums: ``f·2·2·T·d·(1 + top_k)`` bytes. The backward moves the same bytes."""
+    f = mv[M_FMOE]
+    if f <= 0.0 or mv[M_E] <= 1.0:
+        return 0.0
+    return f * 2.0 * 2.0 * T * mv[M_D] * (1.0 + mv[M_TOPK]) / c[C_HBMBW]
+
+
+@njit(cache=True, inline="always")
+def imbalance_time(mv, ep, t_routed):
+    """Extra forward time (s) of the busiest expert-parallel rank: its routed experts get ``M_IMB``
+    times the mean load (the router's measured max/mean), so ``(M_IMB - 1)·t_routed``; none without
+    expert parallelism (one chip runs every expert's tokens, whatever their split)."""
+    if ep <= 1.0:
+        return 0.0
+    return (mv[M_IMB] - 1.0) * t_routed
 
 
 @njit(cache=True, inline="always")
@@ -161,17 +187,17 @@ def recompute_time(mv, c, T, tp, sp, dff_eff, rec, flash, t_fwd, t_a, t_a_mem):
 
 @njit(cache=True, inline="always")
 def layer_compute_times(mv, c, T, s, tp, cp, ep, mb, sp, kv_loc, flash, rec):
-    """One layer, one microbatch: (t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_rec) in seconds, forward
-    GEMM, attention FLOP and score traffic, elementwise; their forward and backward sums
-    (``t_bwd = 2·t_g + 2.5·t_a + 2·t_a_mem + 2·t_e``); recomputation."""
-    t_g = layer_gemm_time(mv, c, T, tp, ep)
+    """One layer, one microbatch: (t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_rec, t_routed) in seconds,
+    forward GEMM, attention FLOP and score traffic, elementwise; their forward and backward sums
+    (``t_bwd = 2·t_g + 2.5·t_a + 2·t_a_mem + 2·t_e``); recomputation; the routed experts' share of t_g."""
+    t_g, t_routed = layer_gemm_time(mv, c, T, tp, ep)
     t_a, t_a_mem = attention_time(mv, c, T, s, tp, cp, mb, flash)
     dff_eff = routed_ffn_width(mv)
     t_e = elementwise_time(mv, c, T, tp, sp, kv_loc, dff_eff)
     t_fwd = t_g + t_a + t_a_mem + t_e
     t_bwd = 2.0 * t_g + 2.5 * t_a + 2.0 * t_a_mem + 2.0 * t_e
     t_rec = recompute_time(mv, c, T, tp, sp, dff_eff, rec, flash, t_fwd, t_a, t_a_mem)
-    return t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_rec
+    return t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_rec, t_routed
 
 
 @njit(cache=True, inline="always")

@@ -3,8 +3,11 @@
 ``_evaluate`` puts the formulas of :mod:`.compute`, :mod:`.communication`, :mod:`.pipeline` and
 :mod:`.memory` together for one layout and writes the named result slots (:mod:`.slots`, ``R_*``):
 
-    t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep                  (one layer, one microbatch)
-    step    = m·t_mb + (pp-1)/vp·t_mb + t_dp + t_dp_bucket + t_opt,  t_opt = 30·Ψ_opt / B_hbm   (Adam, memory-bound)
+    t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep + t_perm + t_imb + σ·(h_tp + h_cp)   (one layer, one microbatch)
+    step    = m·t_mb + (pp-1)/vp·t_mb + t_dp + t_dp_bucket + t_opt + σ·h_dp,  t_opt = 30·Ψ_opt / B_hbm   (Adam)
+
+with ``h_*`` the communication hidden behind compute and σ (``C_OVL``) the measured slowdown of
+compute while a collective runs beside it.
     MFU     = tokens · FLOP_per_token(causal) / (n · P · step),  HFU = MFU · 4/3 under full recomputation
 
 The per-step time components (``t_gemm_s``, ...) are those of the busiest stage: ``m·L/pp`` layer
@@ -33,7 +36,7 @@ from .communication import (
     pipeline_send_time,
     tensor_parallel_time,
 )
-from .compute import kv_heads_per_chip, layer_compute_times, lm_head_time
+from .compute import imbalance_time, kv_heads_per_chip, layer_compute_times, lm_head_time, moe_permute_time
 from .memory import (
     activation_bytes,
     activation_bytes_per_token,
@@ -47,6 +50,7 @@ from .memory import (
 from .pipeline import bubble_time, microbatch_time, microbatches_in_flight, stage_layers
 from .slots import (
     C_HBMBW,
+    C_OVL,
     C_PEAK,
     CFG_CP,
     CFG_DP,
@@ -86,8 +90,11 @@ from .slots import (
     R_T_ELEMENTWISE_S,
     R_T_EP_COMM_S,
     R_T_GEMM_S,
+    R_T_IMBALANCE_S,
     R_T_LM_HEAD_S,
     R_T_OPTIMIZER_S,
+    R_T_OVERLAP_S,
+    R_T_PERMUTE_S,
     R_T_PP_COMM_S,
     R_T_RECOMPUTE_S,
     R_T_TP_COMM_S,
@@ -110,13 +117,18 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, 
     Lst, L_last = stage_layers(L, pp)
     kv_loc = kv_heads_per_chip(mv, tp)
     # ---- one layer, one microbatch: compute, then the communication it exposes
-    t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_rec = layer_compute_times(mv, c, T, s, tp, cp, ep, mb, sp, kv_loc, flash,
-                                                                      rec)
+    t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_rec, t_routed = layer_compute_times(mv, c, T, s, tp, cp, ep, mb, sp,
+                                                                                kv_loc, flash, rec)
     t_head = lm_head_time(mv, c, T, tp)
-    t_tp = tensor_parallel_time(mv, c, T, tp, rec, opt[O_TP_OVERLAP])
-    t_cp = context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a, rec, opt[O_CP_ALLGATHER])
+    t_tp, h_tp = tensor_parallel_time(mv, c, T, tp, rec, opt[O_TP_OVERLAP])
+    t_cp, h_cp = context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a, rec, opt[O_CP_ALLGATHER])
     t_ep = expert_all_to_all_time(mv, c, T, tp, cp, ep)
-    t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep
+    # MoE: permutation (forward, backward, and the recomputed forward) and the busiest rank's extra GEMMs
+    n_fwd = 1.0 if rec == 2 else 0.0
+    t_perm = (2.0 + n_fwd) * moe_permute_time(mv, c, T)
+    t_imb = (3.0 + n_fwd) * imbalance_time(mv, ep, t_routed)
+    t_ovl_layer = c[C_OVL] * (h_tp + h_cp)    # compute slowed by the communication hidden behind it
+    t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep + t_perm + t_imb + t_ovl_layer
     # ---- the pipeline
     t_pp = pipeline_send_time(mv, c, T, tp, cp, dp, pp, vp, sp)
     t_mb = microbatch_time(L, Lst, L_last, pp, t_layer, t_head, t_pp)
@@ -127,9 +139,10 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, 
     g_e = dp * cp / ep
     t_dp, t_bk, t_dp_total = data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, gsync, m, Lst * t_layer,
                                                  Lst * (t_fwd + t_tp / 2.0), Lst * (t_bwd + t_rec + t_tp / 2.0))
+    t_ovl_dp = c[C_OVL] * max(0.0, t_dp_total - t_dp - t_bk)   # the hidden part slows what hides it
     p_opt = optimizer_params(p_ne, p_e, g_ne, g_e, zero)
     t_opt = optimizer_step_bytes(c) * p_opt / c[C_HBMBW]
-    step = m * t_mb + bubble + t_dp + t_bk + t_opt
+    step = m * t_mb + bubble + t_dp + t_bk + t_opt + t_ovl_dp
     # ---- memory
     mem_w, mem_g, mem_o = model_state_bytes(c, p_ne, p_e, g_ne, g_e, zero, gsync, p_opt)
     in_flight = microbatches_in_flight(m, pp, vp)
@@ -155,6 +168,9 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, 
     out[R_T_DP_COMM_S] = t_dp
     out[R_T_DP_BUCKET_S] = t_bk
     out[R_T_OPTIMIZER_S] = t_opt
+    out[R_T_PERMUTE_S] = layer_passes * t_perm
+    out[R_T_IMBALANCE_S] = layer_passes * t_imb
+    out[R_T_OVERLAP_S] = layer_passes * t_ovl_layer + t_ovl_dp
     out[R_MEM_WEIGHTS_BYTES] = mem_w
     out[R_MEM_GRADS_BYTES] = mem_g
     out[R_MEM_OPTIMIZER_BYTES] = mem_o

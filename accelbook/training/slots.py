@@ -24,6 +24,7 @@ import numpy as np
 from accelbook.specs.chips import Chip
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.efficiency import attention_efficiency, measured_efficiency
+from accelbook.specs.measured import achievable_hbm_fraction, expert_load_imbalance, overlap_slowdown
 from accelbook.specs.models import Model
 
 from .framework import framework_defaults
@@ -42,23 +43,26 @@ GRAD_SYNC = ("step", "microbatch")
 # widths of the query/key and value projections (all heads); M_WIN weights of the attention's
 # in-projections; M_PLAYER_NE, M_PLAYER_E non-expert and expert parameters per layer; M_PEMB embedding
 # parameters; M_PHEAD LM head + final norm; M_FLOP_CAUSAL, M_FLOP_FULL training FLOPs per token
-# (causal or full attention, ``Model.flops_per_token``).
+# (causal or full attention, ``Model.flops_per_token``); M_IMB the router's measured load imbalance, the
+# busiest expert's load over the mean (1 for a dense model; ``data/moe_balance.toml``).
 (M_L, M_D, M_H, M_KV, M_DH, M_DFF, M_V, M_NM, M_E, M_TOPK, M_DFFE, M_NSH, M_FMOE, M_DQK, M_DV,
- M_WIN, M_PLAYER_NE, M_PLAYER_E, M_PEMB, M_PHEAD, M_FLOP_CAUSAL, M_FLOP_FULL, M_NVEC) = range(23)
+ M_WIN, M_PLAYER_NE, M_PLAYER_E, M_PEMB, M_PHEAD, M_FLOP_CAUSAL, M_FLOP_FULL, M_IMB, M_NVEC) = range(24)
 
 # -- the chip vector ----------------------------------------------------------------------------------------
 # C_PEAK dense peak at the training precision, C_PEAK_ATT bf16 peak (attention, LM head) in FLOP/s;
 # C_ETA, C_ETA_ATT, C_ETA_BF16 measured GEMM, attention and bf16 GEMM efficiency; C_HBM capacity
-# (bytes) and C_HBMBW bandwidth (bytes/s); C_TPU 1 for a TPU; C_SMS SMs; C_MXU MXU side; C_NMXU MXUs;
+# (bytes) and C_HBMBW the ACHIEVABLE bandwidth (bytes/s: the peak × a STREAM-like measurement's
+# fraction, ``data/hbm_bandwidth.toml``), which every HBM-bound term streams at; C_TPU 1 for a TPU; C_SMS SMs; C_MXU MXU side; C_NMXU MXUs;
 # C_BPE bytes per GEMM element (1 fp8, 2 bf16); C_DOM chips per fast domain; C_DOMBW a domain link's
 # bandwidth after efficiency; C_TORUS torus dimensions (0 = switched); C_DOMLAT domain step latency (s);
 # C_NETBW, C_NETLAT the network across domains (bytes/s after efficiency, s). The framework's defaults
 # (:mod:`.framework`, ``data/training_framework.toml``): C_BKT_MIN, C_BKT_PER_DP the DDP bucket,
 # ``max(C_BKT_MIN, C_BKT_PER_DP·dp)`` parameters; C_W_BYTES, C_G_BYTES, C_O_BYTES model-state bytes per
-# parameter (weights, gradients, optimizer states).
+# parameter (weights, gradients, optimizer states). C_OVL the measured slowdown of compute while a
+# collective runs beside it (``data/overlap_interference.toml``): hidden communication costs C_OVL × its time.
 (C_PEAK, C_PEAK_ATT, C_ETA, C_ETA_ATT, C_HBM, C_HBMBW, C_TPU, C_SMS, C_MXU, C_NMXU, C_BPE,
  C_DOM, C_DOMBW, C_TORUS, C_DOMLAT, C_NETBW, C_NETLAT, C_ETA_BF16, C_BKT_MIN, C_BKT_PER_DP,
- C_W_BYTES, C_G_BYTES, C_O_BYTES, C_NVEC) = range(24)
+ C_W_BYTES, C_G_BYTES, C_O_BYTES, C_OVL, C_NVEC) = range(25)
 
 # -- the run's options: how the framework runs what the layout leaves open -------------------------------------
 # O_TP_OVERLAP the share of tensor-parallel communication hidden behind GEMMs; O_CP_ALLGATHER 1 when context
@@ -89,7 +93,7 @@ CFG_GSYNC = CFG["grad_sync"]                                # grad_sync as its i
 RESULT_FIELDS = (
     "step_time_s", "t_gemm_s", "t_attention_s", "t_elementwise_s", "t_recompute_s", "t_lm_head_s",
     "t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s", "t_bubble_s", "t_dp_comm_s", "t_dp_bucket_s",
-    "t_optimizer_s", "mem_weights_bytes", "mem_grads_bytes", "mem_optimizer_bytes",
+    "t_optimizer_s", "t_permute_s", "t_imbalance_s", "t_overlap_s", "mem_weights_bytes", "mem_grads_bytes", "mem_optimizer_bytes",
     "mem_activations_bytes", "mem_logits_bytes", "memory_per_chip_bytes", "fits", "mfu", "hfu",
     "tokens_per_s_per_chip", "n_microbatches", "t_dp_total_s",
 )
@@ -110,6 +114,9 @@ R_T_BUBBLE_S = R["t_bubble_s"]
 R_T_DP_COMM_S = R["t_dp_comm_s"]                # data-parallel time beyond the compute it hides behind
 R_T_DP_BUCKET_S = R["t_dp_bucket_s"]            # the DDP bucket that nothing hides (last reduce, first gather)
 R_T_OPTIMIZER_S = R["t_optimizer_s"]
+R_T_PERMUTE_S = R["t_permute_s"]                # MoE tokens sorted to their experts and back, through HBM
+R_T_IMBALANCE_S = R["t_imbalance_s"]            # the busiest expert's extra work (the pace of expert parallelism)
+R_T_OVERLAP_S = R["t_overlap_s"]                # compute slowed by the communication hidden behind it
 R_MEM_WEIGHTS_BYTES = R["mem_weights_bytes"]
 R_MEM_GRADS_BYTES = R["mem_grads_bytes"]
 R_MEM_OPTIMIZER_BYTES = R["mem_optimizer_bytes"]
@@ -153,7 +160,21 @@ def model_vector(m: Model, seq_len: int) -> np.ndarray:
     v[M_PHEAD] = m.lm_head_params + m.norm_params   # LM head and the final norm (last stage)
     v[M_FLOP_CAUSAL] = m.flops_per_token(seq_len, training=True, causal=True)
     v[M_FLOP_FULL] = m.flops_per_token(seq_len, training=True, causal=False)
+    v[M_IMB] = router_imbalance(m)[0]
     return v
+
+
+def router_imbalance(m: Model) -> tuple[float, str]:
+    """(max/mean expert load, a note) of ``m``'s router: the measurement for its balancing method
+    (:func:`accelbook.specs.measured.expert_load_imbalance`); an auxiliary loss where the model does not say;
+    1 for a dense model."""
+    if m.moe is None:
+        return 1.0, ""
+    kind = m.moe.balancing or "aux_loss"
+    imb, prov = expert_load_imbalance(kind)
+    said = "" if m.moe.balancing else " (balancing not published: an auxiliary loss assumed)"
+    return imb, (f"{m.name}: busiest expert {imb:.2f}× the mean load with {kind.replace('_', ' ')} balancing"
+                 f"{said}, {prov.source.title}; a validation-set figure, so one batch on one device is less even")
 
 
 def chip_vector(chip: Chip, cl: Cluster, precision: str, seq_len: int | None = None) -> tuple[np.ndarray, list[str]]:
@@ -170,7 +191,8 @@ def chip_vector(chip: Chip, cl: Cluster, precision: str, seq_len: int | None = N
     v[C_PEAK_ATT] = chip.peak_flop_s("bf16")
     v[C_ETA], v[C_ETA_ATT] = gemm.fraction, eta_att
     v[C_ETA_BF16] = measured_efficiency(chip, "bf16")[0].fraction
-    v[C_HBM], v[C_HBMBW] = chip.hbm_bytes, chip.hbm_bw_bytes_per_s
+    hbm = achievable_hbm_fraction(chip)
+    v[C_HBM], v[C_HBMBW] = chip.hbm_bytes, chip.hbm_bw_bytes_per_s * hbm.fraction
     v[C_TPU] = 1.0 if chip.kind == "tpu" else 0.0
     v[C_SMS] = chip.compute_units or DEFAULT_SMS
     v[C_MXU] = chip.mxu_rows or DEFAULT_MXU
@@ -182,9 +204,30 @@ def chip_vector(chip: Chip, cl: Cluster, precision: str, seq_len: int | None = N
     fw = framework_defaults()
     v[C_BKT_MIN], v[C_BKT_PER_DP] = fw.bucket_min_params, fw.bucket_params_per_dp_rank
     v[C_W_BYTES], v[C_G_BYTES], v[C_O_BYTES] = fw.weight_bytes_per_param, fw.grad_bytes_per_param, fw.optimizer_bytes_per_param
-    notes = [why_g, why_a]
+    v[C_OVL], why_o = overlap_interference(chip)
+    notes = [why_g, why_a, hbm_note(chip, hbm), why_o]
     if chip.kind != "tpu" and chip.compute_units is None:
         notes.append(f"{chip.name}: SM count not published; {DEFAULT_SMS} assumed for wave quantisation")
     if chip.kind == "tpu" and chip.mxu_count is None:
         notes.append(f"{chip.name}: MXU count not published; {DEFAULT_N_MXU} assumed for wave quantisation")
     return v, notes
+
+
+def hbm_note(chip: Chip, hbm) -> str:
+    """Where the chip's achievable HBM bandwidth comes from, in words."""
+    how = (f"measured ({hbm.provenance.source.title})" if hbm.borrowed_from is None and hbm.provenance is not None
+           else f"borrowed from {hbm.borrowed_from}" if hbm.borrowed_from else "not measured: the mean of the measured chips")
+    return (f"{chip.name}: HBM-bound work streams at {hbm.fraction:.0%} of the {chip.hbm_bw_bytes_per_s / 1e12:.2f} TB/s "
+            f"peak, {how}")
+
+
+def overlap_interference(chip: Chip) -> tuple[float, str]:
+    """(slowdown, a note) of compute beside a running collective on ``chip``
+    (:func:`accelbook.specs.measured.overlap_slowdown`, the typical case). TPUs: none applied, as no
+    measurement exists there (their collectives run on DMA engines, not on the matrix units' cores)."""
+    if chip.kind == "tpu":
+        return 0.0, (f"{chip.name}: no published measurement of compute slowed by overlapped collectives on TPUs; "
+                     "none applied")
+    slow, prov = overlap_slowdown(chip)
+    return slow, (f"{chip.name}: compute runs {slow:.1%} slower while a collective is hidden behind it "
+                  f"({prov.source.title})")

@@ -19,7 +19,7 @@ from .arguments import batch_sequences, memory_reserve_fraction, resolve
 from .goodput import check_goodput, time_to_train_words
 from .kernel import evaluate_layout
 from .mfu import ATTENTION_COUNTS, DEFAULT_ATTENTION, DEFAULT_PEAK, PEAKS, convention_name, model_flops_utilisation
-from .slots import CP_COMM, GRAD_SYNC, RECOMPUTE, R, chip_vector, model_vector, options_vector
+from .slots import CP_COMM, GRAD_SYNC, RECOMPUTE, R, chip_vector, model_vector, options_vector, router_imbalance
 
 HOURS = 3600.0
 ZERO_STAGES = (0, 1, 2, 3)
@@ -29,7 +29,9 @@ TIME_LABELS = {"t_gemm_s": "matmuls", "t_attention_s": "attention", "t_elementwi
                "t_recompute_s": "recompute", "t_lm_head_s": "LM head + loss", "t_tp_comm_s": "tensor-parallel comm",
                "t_cp_comm_s": "context-parallel comm", "t_ep_comm_s": "expert all-to-all",
                "t_pp_comm_s": "pipeline sends", "t_bubble_s": "pipeline bubble",
-               "t_dp_comm_s": "data-parallel comm (exposed)", "t_dp_bucket_s": "data-parallel last bucket", "t_optimizer_s": "optimizer step"}
+               "t_dp_comm_s": "data-parallel comm (exposed)", "t_dp_bucket_s": "data-parallel last bucket", "t_optimizer_s": "optimizer step",
+               "t_permute_s": "MoE token permutation", "t_imbalance_s": "expert load imbalance",
+               "t_overlap_s": "compute slowed by hidden comm"}
 #: ``TrainingEstimate.memory`` key (a result field) -> its display label
 MEMORY_LABELS = {"mem_weights_bytes": "weights", "mem_grads_bytes": "gradients",
                  "mem_optimizer_bytes": "optimizer states", "mem_activations_bytes": "activations",
@@ -289,6 +291,7 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     check_batch(model, B, dp, mb, pp, vp)
     mv = model_vector(model, s)
     cv, notes = chip_vector(chip, cl, precision, s)
+    notes = notes + [n for n in (router_imbalance(model)[1],) if n]
     out = evaluate_layout(mv, cv, B, s, tp, cp, pp, vp, dp, ep, mb, zero_stage, RECOMPUTE.index(recompute),
                           flash_attention, sequence_parallel, usable_memory_bytes(chip.hbm_bytes, reserve),
                           options_vector(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM)),

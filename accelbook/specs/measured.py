@@ -1,0 +1,223 @@
+"""Measured mechanism terms other than GEMM efficiency: achievable HBM bandwidth
+(``data/hbm_bandwidth.toml``), compute slowdown under a concurrent collective
+(``data/overlap_interference.toml``) and MoE expert load imbalance (``data/moe_balance.toml``).
+
+Each comes from a published measurement of that one mechanism (BabelStream tables, an overlap
+characterisation paper, a router paper), never from the training or inference runs the models are checked
+against. A chip without its own measurement borrows a sibling's, or a documented default, and says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from .chips import Chip, base_id, get_chip
+from .loader import DATA_DIR, CatalogueError, Provenance, check_keys, load_sources, parse_quantity, read_table_file
+
+# -- achievable HBM bandwidth -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeasuredBandwidth:
+    """HBM bandwidth a STREAM-like kernel reaches on ``chip_id``, as a fraction of the catalogue peak.
+
+    ``measured_bytes_per_s`` is the published figure for a measured chip; for a borrowed or default one it
+    is ``fraction`` x this chip's catalogue peak. ``provenance`` is None for the default; ``borrowed_from``
+    names the sibling whose fraction is used (None when measured on this chip or for the default)."""
+
+    chip_id: str
+    fraction: float
+    measured_bytes_per_s: float
+    provenance: Provenance | None
+    borrowed_from: str | None = None
+    note: str = ""
+
+
+# A chip without a measurement uses the closest measured sibling's fraction (same vendor and memory
+# generation). Chains are followed (gb200 -> b200 -> h200).
+HBM_BORROW: Mapping[str, str] = MappingProxyType(
+    {"h800": "h100", "b200": "h200", "gb200": "b200"})
+
+
+@functools.lru_cache(maxsize=4)
+def load_hbm_bandwidth(path: Path | str | None = None) -> Mapping[str, MeasuredBandwidth]:
+    """Read ``hbm_bandwidth.toml`` (or ``path``): chip id -> :class:`MeasuredBandwidth`, checking that
+    each figure is at most the chip's catalogue peak."""
+    path = Path(path) if path is not None else DATA_DIR / "hbm_bandwidth.toml"
+    sources = load_sources()
+    out = {}
+    for cid, e in read_table_file(path).items():
+        check_keys(path, cid, e, required={"hbm_achievable_tb_s"}, optional=set())
+        q = parse_quantity(path, cid, "hbm_achievable_tb_s", e["hbm_achievable_tb_s"], "tb_s", sources)
+        try:
+            chip = get_chip(cid)
+        except KeyError:
+            raise CatalogueError(path, cid, None, "not a chip id of chips.toml") from None
+        peak = chip.hbm_bw_bytes_per_s
+        if peak is None:
+            raise CatalogueError(path, cid, "hbm_achievable_tb_s", f"{chip.name} has no HBM bandwidth in chips.toml")
+        frac = q.value / peak
+        if not 0 < frac <= 1:
+            raise CatalogueError(path, cid, "hbm_achievable_tb_s", f"{q.value / 1e12:.2f} TB/s is above the chip's "
+                                 f"peak {peak / 1e12:.2f} TB/s; check the figure or the peak")
+        out[chip.id] = MeasuredBandwidth(chip.id, frac, q.value, q.provenance, None, q.provenance.note)
+    return MappingProxyType(out)
+
+
+def default_hbm_fraction() -> float:
+    """The fraction used for a chip with no measured sibling: the mean of every measured chip's fraction
+    (A100 0.83, H100 0.89, H200 0.86, MI300X 0.77 -> 0.84). An assumption, stated as such."""
+    return statistics.fmean(m.fraction for m in load_hbm_bandwidth().values())
+
+
+def achievable_hbm_fraction(chip: Chip | str) -> MeasuredBandwidth:
+    """Achievable HBM bandwidth of ``chip`` as a fraction of its catalogue peak, from a STREAM-like
+    microbenchmark: ``fraction = measured / hbm_bw_bytes_per_s`` (H100: BabelStream Triad 2.97 / 3.35 TB/s
+    = 0.887). A chip without a measurement borrows a sibling's fraction (:data:`HBM_BORROW`); with no sibling,
+    :func:`default_hbm_fraction` with ``provenance`` None. A ValueError if the chip has no HBM."""
+    c = chip if isinstance(chip, Chip) else get_chip(chip)
+    if c.hbm_bw_bytes_per_s is None:
+        raise ValueError(f"{c.name} has no off-chip HBM bandwidth; achievable_hbm_fraction does not apply")
+    table, base, seen = load_hbm_bandwidth(), base_id(c), []
+    cid: str | None = base
+    while cid is not None and cid not in seen:
+        seen.append(cid)
+        if cid in table:
+            m = table[cid]
+            if cid == base and c.hbm_bw_bytes_per_s == get_chip(cid).hbm_bw_bytes_per_s:
+                return dataclasses.replace(m, chip_id=c.id)
+            note = (f"no measurement on {c.name}: {m.fraction:.0%} of peak borrowed from {cid} ({m.note})"
+                    if cid != base else f"{m.fraction:.0%} of peak measured on {cid}, applied to this variant's peak")
+            return MeasuredBandwidth(c.id, m.fraction, m.fraction * c.hbm_bw_bytes_per_s, m.provenance,
+                                     cid if cid != base else None, note)
+        cid = HBM_BORROW.get(cid)
+    f = default_hbm_fraction()
+    return MeasuredBandwidth(c.id, f, f * c.hbm_bw_bytes_per_s, None, None,
+                             f"ASSUMED: no STREAM measurement on {c.name} or a sibling; {f:.0%} of peak is the mean "
+                             f"of the measured chips ({', '.join(sorted(table))}) in data/hbm_bandwidth.toml")
+
+
+# -- compute slowdown under a concurrent collective ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OverlapMeasurement:
+    """One published measurement of compute slowed by a concurrent collective (``overlap_interference.toml``)."""
+
+    id: str
+    chips: tuple[str, ...]
+    vendors: tuple[str, ...]
+    case: str                      # "typical" or "worst-case"
+    conditions: str
+    slowdown: float                # compute time overlapped / alone - 1
+    provenance: Provenance
+    comm_ctas: int | None = None   # CTAs the collective kernel occupied, where reported
+
+
+OVERLAP_CASES = ("typical", "worst-case")
+
+
+def _str_list(path, entry, key, raw: Any) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not raw or not all(isinstance(x, str) for x in raw):
+        raise CatalogueError(path, entry, key, "must be a non-empty list of strings")
+    return tuple(raw)
+
+
+@functools.lru_cache(maxsize=4)
+def load_overlap_interference(path: Path | str | None = None) -> tuple[OverlapMeasurement, ...]:
+    """Read ``overlap_interference.toml`` (or ``path``), in file order."""
+    path = Path(path) if path is not None else DATA_DIR / "overlap_interference.toml"
+    sources = load_sources()
+    out = []
+    for mid, e in read_table_file(path).items():
+        check_keys(path, mid, e, required={"chips", "vendors", "case", "conditions", "compute_slowdown_fraction"},
+                   optional={"comm_ctas_count"})
+        chips = _str_list(path, mid, "chips", e["chips"])
+        for cid in chips:
+            try:
+                get_chip(cid)
+            except KeyError:
+                raise CatalogueError(path, mid, "chips", f"{cid!r} is not a chip id of chips.toml") from None
+        if e["case"] not in OVERLAP_CASES:
+            raise CatalogueError(path, mid, "case", f"must be one of {OVERLAP_CASES}, got {e['case']!r}")
+        q = parse_quantity(path, mid, "compute_slowdown_fraction", e["compute_slowdown_fraction"], "fraction",
+                           sources, allow_zero=True)
+        ctas = None
+        if "comm_ctas_count" in e:
+            ctas = int(parse_quantity(path, mid, "comm_ctas_count", e["comm_ctas_count"], "count", sources).value)
+        out.append(OverlapMeasurement(mid, chips, _str_list(path, mid, "vendors", e["vendors"]), e["case"],
+                                      str(e["conditions"]), q.value, q.provenance, ctas))
+    return tuple(out)
+
+
+def overlap_slowdown(chip: Chip | str, case: str = "typical") -> tuple[float, Provenance]:
+    """Fractional slowdown of compute while a collective runs concurrently on ``chip``:
+    ``t_compute_overlapped = (1 + fraction) · t_compute_alone`` (Lee et al. 2025: 0.189 on average over
+    A100/H100/MI250/MI210). Chosen in order: a ``case`` measurement on this chip, one on the chip's vendor,
+    then the first ``case`` measurement of the file (the stated fallback). The returned provenance's note
+    starts with which of the three it is."""
+    if case not in OVERLAP_CASES:
+        raise ValueError(f"case must be one of {OVERLAP_CASES}, got {case!r}")
+    c = chip if isinstance(chip, Chip) else get_chip(chip)
+    ms = [m for m in load_overlap_interference() if m.case == case]
+    base = base_id(c)
+    for rule, pick in (("measured on this chip", lambda m: base in m.chips),
+                       (f"no measurement on {c.name}; measured on other {c.vendor} GPUs", lambda m: c.vendor in m.vendors),
+                       (f"FALLBACK: no measurement on {c.name} or another {c.vendor} chip; GPU measurement used",
+                        lambda m: True)):
+        hit = next((m for m in ms if pick(m)), None)
+        if hit is not None:
+            prov = dataclasses.replace(hit.provenance, note=f"{rule} ({hit.id}): {hit.provenance.note}")
+            return hit.slowdown, prov
+    raise ValueError(f"no {case!r} measurement in data/overlap_interference.toml")
+
+
+# -- MoE expert load imbalance ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExpertImbalance:
+    """Busiest expert's load over the mean load for one balancing method (``moe_balance.toml``)."""
+
+    kind: str
+    max_over_mean: float
+    granularity: str               # "global" or "batch"
+    model: str
+    provenance: Provenance
+
+
+GRANULARITIES = ("global", "batch")
+
+
+@functools.lru_cache(maxsize=4)
+def load_moe_balance(path: Path | str | None = None) -> Mapping[str, ExpertImbalance]:
+    """Read ``moe_balance.toml`` (or ``path``): balancing method -> :class:`ExpertImbalance`; every ratio >= 1."""
+    path = Path(path) if path is not None else DATA_DIR / "moe_balance.toml"
+    sources = load_sources()
+    out = {}
+    for kind, e in read_table_file(path).items():
+        check_keys(path, kind, e, required={"granularity", "model", "max_over_mean_ratio"}, optional=set())
+        if e["granularity"] not in GRANULARITIES:
+            raise CatalogueError(path, kind, "granularity", f"must be one of {GRANULARITIES}, got {e['granularity']!r}")
+        q = parse_quantity(path, kind, "max_over_mean_ratio", e["max_over_mean_ratio"], "ratio", sources)
+        if q.value < 1:
+            raise CatalogueError(path, kind, "max_over_mean_ratio", f"max / mean is at least 1, got {q.value}")
+        out[kind] = ExpertImbalance(kind, q.value, e["granularity"], str(e["model"]), q.provenance)
+    return MappingProxyType(out)
+
+
+def expert_load_imbalance(kind: str = "aux_loss_free") -> tuple[float, Provenance]:
+    """Measured ``max_e load_e / mean load`` of a trained router balanced by ``kind`` (an entry of
+    ``data/moe_balance.toml``: "aux_loss_free" 1.04, "aux_loss" 1.52 in Wang et al. 2024, Table 2, 3B model).
+    These are validation-set (global) figures: one training batch on one device is less balanced."""
+    table = load_moe_balance()
+    if kind not in table:
+        raise ValueError(f"kind must be one of {tuple(table)}, got {kind!r}")
+    m = table[kind]
+    return m.max_over_mean, m.provenance
