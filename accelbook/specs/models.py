@@ -49,7 +49,7 @@ _REQUIRED = {"name", "family", "n_layers", "d_model", "n_heads", "d_ff", "vocab_
 _OPTIONAL = {"aliases", "year", "n_kv_heads", "head_dim", "tied_embeddings", "position", "max_seq_len",
              "bias", "norm", "moe", "mla", "published_params", "published_active_params", "notes"}
 #: router balancing methods with a measured load imbalance (data/moe_balance.toml)
-BALANCING = ("aux_loss", "aux_loss_free")
+BALANCING = ("aux_loss", "aux_loss_free", "forced")
 _MOE_KEYS = {"n_experts", "top_k", "d_ff_expert", "n_shared_experts", "n_dense_layers", "balancing"}
 _MLA_KEYS = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}
 

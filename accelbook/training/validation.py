@@ -9,6 +9,7 @@ FLOPs with causal or full attention, or every executed FLOP: Narayanan et al. 20
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -76,7 +77,8 @@ def published_runs(path=None) -> dict[str, dict]:
     sources = load_sources()
     runs = {}
     for rid, e in read_table_file(path).items():
-        check_keys(path, rid, e, required=_RUN_REQUIRED, optional=set(RUN_LAYOUT_DEFAULTS) | {"assumed"})
+        check_keys(path, rid, e, required=_RUN_REQUIRED,
+                   optional=set(RUN_LAYOUT_DEFAULTS) | {"assumed", "moe_balancing", "unmodelled"})
         if e["metric"] not in METRICS or e["convention"] not in CONVENTIONS or e["role"] not in ROLES:
             raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, convention in {CONVENTIONS}, "
                                                       "role 'target' or 'context'")
@@ -87,6 +89,15 @@ def published_runs(path=None) -> dict[str, dict]:
                                                    f"got {v.get('src')!r}")
         runs[rid] = dict(e, reported_value=q.value, reported_provenance=q.provenance)
     return runs
+
+
+def run_model(e: dict) -> Model:
+    """A published run's model, with the run's own router balancing where it gives one
+    (``moe_balancing = "forced"``: a benchmark that forces every expert to the mean load)."""
+    model = get_model(e["model"])
+    if "moe_balancing" in e and model.moe is not None:
+        model = dataclasses.replace(model, moe=dataclasses.replace(model.moe, balancing=e["moe_balancing"]))
+    return model
 
 
 def run_layout(e: dict) -> tuple[dict, dict]:
@@ -114,7 +125,7 @@ def validation_table(path=None) -> pd.DataFrame:
     authors' FLOP-counting convention; ``error`` = predicted / reported - 1."""
     rows = []
     for rid, e in published_runs(path).items():
-        model, chip = get_model(e["model"]), get_chip(e["chip"])
+        model, chip = run_model(e), get_chip(e["chip"])
         settings, pinned = run_layout(e)
         s = e["seq_len"]
         try:
@@ -134,7 +145,7 @@ def validation_table(path=None) -> pd.DataFrame:
             "layout": f"tp{c['tp']} cp{c['cp']} pp{c['pp']} vp{c['vp']} dp{c['dp']} ep{c['ep']} "
                       f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']} {c['precision']} sync:{c['grad_sync']}",
             "searched": ", ".join(searched), "source": e["reported_provenance"].source.title,
-            "note": "",
+            "note": e.get("unmodelled", ""),
         })
     return pd.DataFrame(rows)
 
@@ -183,7 +194,7 @@ def run_estimate(e: dict) -> tuple[Model, Chip, TrainingEstimate]:
     """A published run's (model, chip, estimate) as :func:`validation_table` compares it: the run's
     layout pinned (:func:`run_layout`), the rest chosen by :func:`search` (the fastest that fits).
     ``e`` is a row of :func:`published_runs`; a ValueError says why no layout was found."""
-    model, chip = get_model(e["model"]), get_chip(e["chip"])
+    model, chip = run_model(e), get_chip(e["chip"])
     settings, pinned = run_layout(e)
     s = e["seq_len"]
     est = search(model, chip, e["n_chips"], e["global_batch_sequences"] * s, s, top=1, **settings, **pinned).attrs["best"]
