@@ -959,13 +959,13 @@ def section_moe(d: Dump):
 def section_serving(d: Dump):
     wl = lambda *a, **k: fn("serving", "workload")(*a, **k)  # noqa: E731
     StepCost = lambda **k: fn("serving", "StepCost")(**k)  # noqa: E731
-    cost_kw = dict(decode_base_s=0.015, decode_per_seq_s=0.05e-3, decode_per_ctx_token_s=2e-8, prefill_base_s=0.0,
-                   prefill_per_token_s=0.1e-3, max_batch=64, max_kv_tokens=200_000)
+    cost_kw = dict(fixed_s=0.0, weight_read_s=0.015, per_token_s=0.05e-3, comm_per_token_s=0.0,
+                   decode_per_ctx_token_s=2e-8, prefill_attn_per_token_s=0.05e-3, max_batch=64, max_kv_tokens=200_000)
     cost = d.call(K("serving", "StepCost", **cost_kw), lambda: StepCost(**cost_kw))
     if cost is not None:
         d.call(K("serving", "StepCost", **cost_kw) + ".decode_bound_tok_s()", cost.decode_bound_tok_s)
         d.call(K("serving", "StepCost", **cost_kw) + ".iteration_s(8,4096,512)", lambda: cost.iteration_s(8, 4096, 512))
-    small_kw = dict(cost_kw, max_batch=8, max_kv_tokens=20_000, prefill_base_s=0.002)
+    small_kw = dict(cost_kw, max_batch=8, max_kv_tokens=20_000, fixed_s=0.002)
     small = _try(lambda: StepCost(**small_kw), None)
     workloads = {
         "workload(300,4.0,seed=0)": ((300, 4.0), dict(seed=0)),

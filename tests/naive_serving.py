@@ -12,9 +12,11 @@ import math
 
 
 def _iteration_time(cost, n_dec, ctx, p):
-    d = cost.decode_base_s + n_dec * cost.decode_per_seq_s + ctx * cost.decode_per_ctx_token_s if n_dec > 0 else 0.0
-    q = cost.prefill_base_s + p * cost.prefill_per_token_s if p > 0 else 0.0
-    return d + q
+    # the docstring's dt, left to right: one weight read that the n tokens' matmuls overlap, the all-reduces'
+    # latency once and their bytes per token, the decoders' KV reads, the prompt tokens' attention
+    n = float(n_dec + p)
+    return (cost.fixed_s + max(cost.weight_read_s, n * cost.per_token_s) + n * cost.comm_per_token_s
+            + float(ctx) * cost.decode_per_ctx_token_s + float(p) * cost.prefill_attn_per_token_s)
 
 
 def _run_instance(requests, cost, chunk, role):

@@ -15,11 +15,23 @@ from naive_serving import reference_simulate
 
 from accelbook.inference import serving as sv
 
-# a realistic 8B-class instance: 15 ms to read the weights, 0.1 ms per prompt token
-REAL = sv.StepCost(decode_base_s=0.015, decode_per_seq_s=0.05e-3, decode_per_ctx_token_s=2e-8,
-                   prefill_base_s=0.002, prefill_per_token_s=0.1e-3, max_batch=64, max_kv_tokens=200_000)
+# a realistic 8B-class instance: 2 ms of all-reduce latency and 15 ms to read the weights a step, 0.04 ms of
+# matmuls and 1 µs of all-reduce bytes a token, 0.05 ms of causal attention a prompt token
+REAL = sv.StepCost(fixed_s=0.002, weight_read_s=0.015, per_token_s=0.04e-3, comm_per_token_s=1e-6,
+                   decode_per_ctx_token_s=2e-8, prefill_attn_per_token_s=0.05e-3, max_batch=64, max_kv_tokens=200_000)
 # a small, tight instance: batch and KV pressure
-TIGHT = sv.StepCost(0.010, 1e-4, 1e-7, 0.003, 2e-4, max_batch=4, max_kv_tokens=1500)
+TIGHT = sv.StepCost(fixed_s=0.003, weight_read_s=0.010, per_token_s=1e-4, comm_per_token_s=0.0,
+                    decode_per_ctx_token_s=1e-7, prefill_attn_per_token_s=1e-4, max_batch=4, max_kv_tokens=1500)
+
+
+def prefill_s(p):
+    """REAL's iteration that only prefills ``p`` prompt tokens, by hand."""
+    return 0.002 + max(0.015, p * 0.04e-3) + p * 1e-6 + p * 0.05e-3
+
+
+def decode_s(n, ctx):
+    """REAL's iteration that only decodes ``n`` sequences reading ``ctx`` tokens of KV cache, by hand."""
+    return 0.002 + max(0.015, n * 0.04e-3) + n * 1e-6 + ctx * 2e-8
 
 
 def assert_same_as_reference(w, cost, **kw):
@@ -70,9 +82,9 @@ def test_kernel_equals_reference_grid(wkw, cost, kw):
 def serving_case(draw):
     mb = draw(st.integers(1, 8))
     kv = draw(st.integers(100, 3000))
-    cost = sv.StepCost(draw(st.sampled_from([0.001, 0.01])), draw(st.sampled_from([0.0, 1e-4])),
-                       draw(st.sampled_from([0.0, 1e-7])), draw(st.sampled_from([0.0, 0.003])),
-                       draw(st.sampled_from([1e-5, 2e-4])), mb, kv)
+    cost = sv.StepCost(draw(st.sampled_from([0.0, 0.003])), draw(st.sampled_from([0.0, 0.001, 0.01])),
+                       draw(st.sampled_from([1e-5, 1e-4])), draw(st.sampled_from([0.0, 1e-6])),
+                       draw(st.sampled_from([0.0, 1e-7])), draw(st.sampled_from([0.0, 2e-4])), mb, kv)
     pmax = draw(st.integers(1, 400))
     omax = draw(st.integers(1, 300))
     pmax = min(pmax, kv - 1)
@@ -104,19 +116,21 @@ def one(prompt, output, at=0.0):
 
 def test_one_request_ttft_is_its_prefill_and_tbt_is_a_batch_of_one():
     r = sv.simulate(one(300, 5, at=2.0), REAL)
-    assert r.ttft_s[0] == pytest.approx(0.002 + 300 * 0.1e-3, rel=1e-12)
+    assert r.ttft_s[0] == pytest.approx(0.002 + 0.015 + 300 * 1e-6 + 300 * 0.05e-3, rel=1e-12) == prefill_s(300)
     # tokens 2..5 decode with contexts 301..304 (prompt + tokens made so far)
-    gaps = [0.015 + 0.05e-3 + (300 + g) * 2e-8 for g in (1, 2, 3, 4)]
+    gaps = [0.002 + 0.015 + 1e-6 + (300 + g) * 2e-8 for g in (1, 2, 3, 4)]
     np.testing.assert_allclose(np.sort(r.gaps()), gaps, rtol=1e-12)
     assert r.tbt_mean_s[0] == pytest.approx(np.mean(gaps), rel=1e-12)
-    assert r.e2e_s[0] == pytest.approx(0.032 + sum(gaps), rel=1e-12)
+    assert r.e2e_s[0] == pytest.approx(prefill_s(300) + sum(gaps), rel=1e-12)
     assert r.admit_s[0] == 2.0 and r.finish_s[0] == pytest.approx(2.0 + r.e2e_s[0], rel=1e-12)
     assert r.output_tokens == 5 and len(r.iterations) == 5
 
 
 def test_long_prompt_is_prefilled_in_chunks():
     r = sv.simulate(one(1100, 1), REAL, chunk_tokens=512)
-    assert r.ttft_s[0] == pytest.approx(3 * 0.002 + 1100 * 0.1e-3, rel=1e-12)      # 512 + 512 + 76
+    # 512 + 512 + 76: the latency once a chunk, the bytes and attention per token; a 512-token chunk's
+    # matmuls (20.5 ms) outlast the 15 ms weight read, a 76-token one's do not
+    assert r.ttft_s[0] == pytest.approx(3 * 0.002 + 2 * 512 * 0.04e-3 + 0.015 + 1100 * (1e-6 + 0.05e-3), rel=1e-12)
     assert r.iterations["prefill_tokens"].tolist() == [512, 512, 76]
     assert r.tbt_mean_s[0] == 0.0 and r.gap_s.size == 0 and r.tbt_percentile(99) == 0.0
 
@@ -134,14 +148,16 @@ def test_prefill_and_decode_share_an_iteration():
     both = it[(it["decoding"] > 0) & (it["prefill_tokens"] > 0)]
     assert len(both) == 1 and both["prefill_tokens"].iloc[0] == 200 and both["decoding"].iloc[0] == 1
     assert both["dt_s"].iloc[0] == pytest.approx(REAL.iteration_s(1, 100 + 1, 200), rel=1e-12)   # A made 1 token
-    assert REAL.iteration_s(1, 101, 200) == pytest.approx(0.015 + 0.05e-3 + 101 * 2e-8 + 0.002 + 200e-4)
+    # one weight read and one all-reduce latency for both: the 201 tokens' matmuls hide under the read
+    assert REAL.iteration_s(1, 101, 200) == pytest.approx(0.002 + 0.015 + 201 * 1e-6 + 101 * 2e-8 + 200 * 0.05e-3)
+    assert REAL.iteration_s(1, 101, 200) < decode_s(1, 101) + prefill_s(200) - 0.015
 
 
 def test_low_load_ttft_and_tbt_match_the_hand_model():
     w = sv.workload(300, 0.05, prompt=("fixed", 256), output=("fixed", 32), seed=1)   # a request every 20 s
     r = sv.simulate(w, REAL)
-    assert np.median(r.ttft_s) == pytest.approx(0.002 + 256e-4, rel=1e-9)
-    assert r.tbt_percentile(50) == pytest.approx(0.015 + 0.05e-3 + (256 + 16) * 2e-8, rel=1e-3)
+    assert np.median(r.ttft_s) == pytest.approx(prefill_s(256), rel=1e-9)
+    assert r.tbt_percentile(50) == pytest.approx(decode_s(1, 256 + 16), rel=1e-3)
 
 
 # -- 3. queueing sanity --------------------------------------------------------------------------------------
@@ -181,7 +197,8 @@ def test_tight_kv_blocks_admission():
 
 
 def test_throughput_never_exceeds_the_batch_bound_and_reaches_it_at_overload():
-    cost = sv.StepCost(0.015, 0.05e-3, 0.0, 0.0, 1e-6, max_batch=32, max_kv_tokens=10**7)
+    cost = sv.StepCost(fixed_s=0.0, weight_read_s=0.015, per_token_s=1e-5, comm_per_token_s=0.05e-3,
+                       decode_per_ctx_token_s=0.0, prefill_attn_per_token_s=1e-6, max_batch=32, max_kv_tokens=10**7)
     bound = cost.decode_bound_tok_s()
     assert bound == pytest.approx(32 / (0.015 + 32 * 0.05e-3))
     for rate in (5.0, 50.0, 500.0):
@@ -206,7 +223,7 @@ def test_goodput_is_at_most_the_request_rate(moderate):
 
 
 def test_load_sweep_p99_ttft_rises_with_load():
-    df = sv.load_sweep(REAL, [1, 2, 4, 6, 8, 10], n_requests=1500, seed=4)
+    df = sv.load_sweep(REAL, [1, 2, 4, 8, 12, 16], n_requests=1500, seed=4)   # saturates near 14/s
     assert list(df.columns[:5]) == ["rate_per_s", "ttft_p50_s", "ttft_p99_s", "tbt_p50_s", "tbt_p99_s"]
     p99 = df["ttft_p99_s"].to_numpy()
     assert np.all(np.diff(p99) >= -0.02 * p99[:-1])
@@ -232,9 +249,9 @@ def test_round_robin_over_instances():
 def test_disaggregated_single_request_by_hand():
     kvb, link = 131072.0, 1e9
     r = sv.simulate(one(300, 4), REAL, disaggregated=True, kv_bytes_per_token=kvb, link_bytes_per_s=link)
-    assert r.ttft_s[0] == pytest.approx(0.002 + 300e-4, rel=1e-12)
+    assert r.ttft_s[0] == pytest.approx(prefill_s(300), rel=1e-12)
     transfer = 300 * kvb / link
-    step = [0.015 + 0.05e-3 + (300 + g) * 2e-8 for g in (1, 2, 3)]
+    step = [decode_s(1, 300 + g) for g in (1, 2, 3)]
     gaps = np.sort(r.gaps())
     np.testing.assert_allclose(gaps, sorted([transfer + step[0], step[1], step[2]]), rtol=1e-12)
     assert r.decode_instance[0] == 0 and set(r.iterations["role"]) == {"prefill", "decode"}
@@ -244,7 +261,7 @@ def test_disaggregation_removes_prefill_interference_from_tbt():
     w = sv.workload(2000, 6.0, prompt=("lognormal", 1024, 0.5), output=("lognormal", 128, 0.5), seed=6)
     colo = sv.simulate(w, REAL, n_instances=2)
     dis = sv.simulate(w, REAL, disaggregated=True, n_prefill=1, n_decode=1)
-    # colocated decode iterations often carry a 512-token prefill chunk (~53 ms); decode-only ones never do
+    # colocated decode iterations often carry a 512-token prefill chunk (~49 ms); decode-only ones never do
     assert colo.tbt_percentile(99) > 0.04
     assert dis.tbt_percentile(90) < 0.025
     assert dis.iterations.query("role == 'decode'")["prefill_tokens"].max() == 0
@@ -292,18 +309,17 @@ def test_lognormal_lengths_have_the_mean():
 
 # -- 6. errors ----------------------------------------------------------------------------------------------------
 def cost_with(**kw):
-    base = dict(decode_base_s=0.01, decode_per_seq_s=1e-4, decode_per_ctx_token_s=0.0, prefill_base_s=0.0,
-                prefill_per_token_s=1e-4, max_batch=8, max_kv_tokens=10_000)
+    base = dict(fixed_s=0.0, weight_read_s=0.01, per_token_s=1e-4, comm_per_token_s=0.0, decode_per_ctx_token_s=0.0,
+                prefill_attn_per_token_s=1e-4, max_batch=8, max_kv_tokens=10_000)
     return sv.StepCost(**{**base, **kw})
 
 
 @pytest.mark.parametrize("bad,name", [
-    (dict(decode_base_s=-1.0), "decode_base_s"), (dict(decode_base_s=float("nan")), "decode_base_s"),
-    (dict(decode_per_seq_s=float("inf")), "decode_per_seq_s"), (dict(decode_per_ctx_token_s="0"), "decode_per_ctx"),
-    (dict(prefill_per_token_s=True), "prefill_per_token_s"), (dict(max_batch=0), "max_batch"),
-    (dict(max_batch=2.5), "max_batch"), (dict(max_kv_tokens=-5), "max_kv_tokens"),
-    (dict(decode_base_s=0.0, decode_per_seq_s=0.0), "decode_base_s"),
-    (dict(prefill_base_s=0.0, prefill_per_token_s=0.0), "prefill_base_s"),
+    (dict(weight_read_s=-1.0), "weight_read_s"), (dict(fixed_s=float("nan")), "fixed_s"),
+    (dict(per_token_s=float("inf")), "per_token_s"), (dict(decode_per_ctx_token_s="0"), "decode_per_ctx"),
+    (dict(prefill_attn_per_token_s=True), "prefill_attn_per_token_s"), (dict(comm_per_token_s=-1e-9), "comm_per"),
+    (dict(max_batch=0), "max_batch"), (dict(max_batch=2.5), "max_batch"), (dict(max_kv_tokens=-5), "max_kv_tokens"),
+    (dict(weight_read_s=0.0, per_token_s=0.0), "weight_read_s"),
 ])
 def test_bad_step_cost_names_the_field(bad, name):
     with pytest.raises(ValueError, match=name):
@@ -386,3 +402,45 @@ def test_kernel_outputs_by_name_match_the_iterations_and_gaps():
     assert int(r.gap_count.sum()) == int((r.workload.output_len - 1).sum())   # every gap once
     per_instance = r.iterations.groupby("instance")["dt_s"].sum()
     assert (per_instance > 0).all() and len(per_instance) == 2
+
+
+# -- 7. the step cost from the inference model ----------------------------------------------------------------
+def test_step_cost_charges_the_allreduce_latency_once_a_step_and_its_bytes_per_token():
+    # Llama 3.1 70B on 8 × H200 (tp 8): two ring all-reduces a layer of one token's d_model bf16 activations
+    from accelbook import get_chip, inference
+
+    h200 = get_chip("h200")
+    cost = inference.step_cost("llama-3.1-70b", "h200", 8, "fp8")
+    L, d, tp = 80, 8192, 8
+    link = h200.link_bw_bytes_per_s / 2                        # the catalogue's figure is bidirectional
+    fixed = L * 2 * 2 * (tp - 1) * h200.link_latency_s         # 2.24 ms at 1 µs a hop
+    per_token = L * 2 * 2 * (tp - 1) / tp * d * 2 / link       # 10.2 µs
+    assert cost.fixed_s == pytest.approx(fixed, rel=1e-12) and fixed == pytest.approx(2.24e-3, rel=1e-9)
+    assert cost.comm_per_token_s == pytest.approx(per_token, rel=1e-12) and per_token == pytest.approx(10.2e-6, rel=0.01)
+    # a 256-token chunk pays 2.24 ms of latency once, not the 12.7 ms of a whole 1,024-token prompt's all-reduces
+    assert cost.iteration_s(0, 0, 256) < cost.iteration_s(0, 0, 1024) / 2
+
+
+def test_a_mixed_step_reads_the_weights_once_and_its_matmuls_overlap_the_read():
+    # 32 decoders (40,000 tokens of KV cache) and a 512-token chunk: 544 tokens of matmuls (21.8 ms) outlast the
+    # 15 ms weight read, which is charged once for both
+    assert REAL.iteration_s(32, 40_000, 512) == pytest.approx(
+        0.002 + 544 * 0.04e-3 + 544 * 1e-6 + 40_000 * 2e-8 + 512 * 0.05e-3, rel=1e-12)
+    # a small chunk rides on the decode step's weight read: 32 + 64 tokens of matmuls (3.8 ms) hide under it
+    assert REAL.iteration_s(32, 40_000, 64) - REAL.iteration_s(32, 40_000, 0) == pytest.approx(64 * (1e-6 + 0.05e-3))
+    assert REAL.iteration_s(32, 40_000, 512) < REAL.iteration_s(32, 40_000, 0) + REAL.iteration_s(0, 0, 512)
+    assert REAL.decode_bound_tok_s() == pytest.approx(64 / (0.002 + 0.015 + 64 * 1e-6))
+
+
+def test_small_chunks_keep_up_at_notebook_06_load():
+    # notebook 06's comparison: 2 × (8 × H200) at 12 requests/s, prompts 2,048, outputs 256. With the fixed
+    # latency charged once a step (not a whole prompt's all-reduces every chunk), 256-token chunks keep up
+    from accelbook import inference
+
+    cost = inference.step_cost("llama-3.1-70b", "h200", 8, "fp8")
+    w = sv.workload(3000, 12.0, prompt=("lognormal", 2048, 0.5), output=("lognormal", 256, 0.5), seed=1)
+    small = sv.simulate(w, cost, n_instances=2, chunk_tokens=256)
+    big = sv.simulate(w, cost, n_instances=2, chunk_tokens=4096)
+    assert small.goodput(1.0, 0.05) > 0.9 * big.goodput(1.0, 0.05)
+    assert np.median(small.ttft_s) < 0.5
+    assert small.tbt_percentile(99) < big.tbt_percentile(99)

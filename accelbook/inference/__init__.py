@@ -9,11 +9,14 @@ microbatches so that every stage stays busy; a stage's time for a microbatch of 
 sequences at mean context ``c`` (prompt + half the output) is a roofline per kind of operation,
 
     t_stage = max(W/(η_mem·B_mem), b·2N_active/(η_gemm·P))              the matmuls
-            + max(b·c·KV/(η_mem·B_mem), b·2L·c·(d_qk+d_v)/(η_att·P_bf16))  attention over the cache
+            + max(b·c·KV/(η_mem·B_mem), b·c·F_att/(η_att·P_bf16))    attention over the cache
             + two ring all-reduces of b·d activations per layer over tp chips
 
 per chip (weights ``W`` and FLOPs divided by ``tp·pp``; for MoE only the experts the microbatch
-touches are read). The two kinds of kernel run one after the other, so their times add. A token crosses all
+touches are read). ``F_att`` is the attention FLOPs per context token, ``2L·(d_qk+d_v)``, or
+``2L·H·(2·d_c + d_r)`` for absorbed MLA (DeepSeek-V3), as :mod:`accelbook.chip.roofline` counts it.
+The all-reduces' time is their latency (``2L·2(tp-1)·hop``, whatever the batch) plus their bytes
+per token; the serving simulator charges them that way (``step``). The two kinds of kernel run one after the other, so their times add. A token crosses all
 ``pp`` stages: **TPOT** = ``pp·t_stage + (pp-1)·hop``, tokens/s/user = 1/TPOT, and a replica
 makes ``B / TPOT`` tokens/s. ``B_mem`` is HBM, or SRAM on chips whose weights live on-chip
 (Groq LPU, Cerebras WSE); ``η_mem`` is the share of the memory bandwidth that decode reaches.
@@ -41,8 +44,9 @@ Where each part lives (one job a module):
 
 - ``rates``: peak at a precision, measured GEMM efficiency, the ESTIMATE shares and defaults;
 - ``estimate``: :class:`InferenceEstimate`, :func:`estimate` (memory, decode, prefill, throughput,
-  power), :func:`min_chips`;
-- ``sweep``: every layout and batch that fits, :func:`max_throughput`, :func:`pareto`, :func:`frontier`;
+  power; a tensor-parallel degree must divide the attention heads);
+- ``sweep``: the valid :func:`layouts`, every layout and batch that fits, :func:`min_chips` (weights,
+  and with a context the KV cache), :func:`max_throughput`, :func:`pareto`, :func:`frontier`;
 - ``validation``: :func:`published_results` and :func:`validation_table` (``data/inference_runs.toml``);
 - ``variants``: speculative decoding, heterogeneous GPU + LPU decode, disaggregated prefill and decode;
 - the serving simulator: ``serving`` (its specification, the Numba event loop, :func:`simulate`,
@@ -50,7 +54,13 @@ Where each part lives (one job a module):
   (:class:`StepCost` and :func:`step_cost` from this model), ``serving_result`` (:class:`ServingResult`).
 """
 
-from .estimate import InferenceEstimate, estimate, min_chips, usable_bytes
+from .estimate import (
+    InferenceEstimate,
+    decode_attention_flops_per_context_token,
+    estimate,
+    usable_bytes,
+    weights_read_bytes,
+)
 from .rates import (
     DEFAULT_HOP_S,
     DEFAULT_LINK_BYTES_S,
@@ -60,17 +70,19 @@ from .rates import (
     WEIGHT_PRECISIONS,
     gemm_efficiency,
     nearest_peak_flop_s,
+    peak_precision,
 )
 from .step import StepCost, step_cost
-from .sweep import frontier, max_throughput, pareto, sweep
+from .sweep import frontier, layouts, max_throughput, min_chips, pareto, sweep
 from .validation import METRICS, published_results, validation_table
 from .variants import disaggregation, expected_accepted, heterogeneous_decode, speculative
 
 __all__ = [
     "WEIGHT_PRECISIONS", "MEM_EFFICIENCY", "IDLE_POWER_SHARE", "MEMORY_BOUND_POWER", "DEFAULT_HOP_S",
-    "DEFAULT_LINK_BYTES_S", "nearest_peak_flop_s", "gemm_efficiency",
-    "InferenceEstimate", "estimate", "min_chips", "usable_bytes",
-    "sweep", "max_throughput", "pareto", "frontier",
+    "DEFAULT_LINK_BYTES_S", "nearest_peak_flop_s", "peak_precision", "gemm_efficiency",
+    "InferenceEstimate", "estimate", "min_chips", "usable_bytes", "weights_read_bytes",
+    "decode_attention_flops_per_context_token",
+    "sweep", "layouts", "max_throughput", "pareto", "frontier",
     "METRICS", "published_results", "validation_table",
     "expected_accepted", "speculative", "heterogeneous_decode", "disaggregation",
     "StepCost", "step_cost",

@@ -13,11 +13,11 @@ this module computes them in that order, one helper a quantity:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from accelbook.checks import fraction, one_of, positive, real, whole
+from accelbook.chip.roofline import layer_ops
 from accelbook.network.collectives import ring_time_s
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, get_chip, usable_memory_bytes
 from accelbook.specs.efficiency import measured_efficiency
@@ -32,6 +32,7 @@ from .rates import (
     WEIGHT_PRECISIONS,
     gemm_efficiency,
     nearest_peak_flop_s,
+    peak_precision,
 )
 
 
@@ -95,6 +96,7 @@ class _Rates(NamedTuple):
     usable: float
     mem_bw: float
     peak: float
+    peak_used: str
     eta: float
     why_eta: str
     eta_att: float
@@ -130,6 +132,7 @@ class _Decode(NamedTuple):
 class _Prefill(NamedTuple):
     """One prompt at an idle server, seconds."""
     per_tok: float
+    attn_tok: float
     pf_tok: float
     pf_cmp: float
     pf_mem: float
@@ -156,6 +159,9 @@ def _layout(model: Model, n_chips, batch_size, input_len, output_len, precision,
         raise ValueError(f"n_chips = {n} is not a whole number of replicas of tp·pp = {tp}·{pp} = {tp * pp} chips")
     if pp > model.n_layers:
         raise ValueError(f"pp = {pp} exceeds the {model.n_layers} layers of {model.name}")
+    if model.n_heads % tp:
+        raise ValueError(f"tp = {tp} does not divide the {model.n_heads} attention heads of {model.name}: "
+                         "each chip of a tensor-parallel group holds whole heads")
     fraction("mem_efficiency", mem_efficiency, zero_ok=False)
     return _Layout(n, B, s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision)
 
@@ -164,8 +170,8 @@ def _rates(chip: Chip, precision: str, hop_latency_s: float | None) -> _Rates:
     mem_bw, mem_cap = chip.memory_bw_bytes_per_s, chip.memory_bytes
     if mem_bw is None or mem_cap is None:
         raise ValueError(f"{chip.name} publishes no memory capacity or bandwidth")
-    peak = nearest_peak_flop_s(chip, precision)
-    eta, why_eta = gemm_efficiency(chip, precision)
+    peak, used = nearest_peak_flop_s(chip, precision), peak_precision(chip, precision)
+    eta, why_eta = gemm_efficiency(chip, used if used in WEIGHT_PRECISIONS else precision)
     try:
         eta_att = measured_efficiency(chip, "attention")[0].fraction
     except ValueError:
@@ -177,7 +183,7 @@ def _rates(chip: Chip, precision: str, hop_latency_s: float | None) -> _Rates:
     hop = hop_latency_s if hop_latency_s is not None else (chip.link_latency_s or DEFAULT_HOP_S)
     link = (chip.link_bw_bytes_per_s / (2 if chip.link_bw_direction == "bidirectional" else 1)
             if chip.link_bw_bytes_per_s else DEFAULT_LINK_BYTES_S)
-    return _Rates(usable_bytes(chip), mem_bw, peak, eta, why_eta, eta_att, peak_att, hop, link)
+    return _Rates(usable_bytes(chip), mem_bw, peak, used, eta, why_eta, eta_att, peak_att, hop, link)
 
 
 def _memory(model: Model, lay: _Layout, r: _Rates, mem_efficiency: float, streaming_bw: float | None) -> _Memory:
@@ -196,29 +202,58 @@ def _memory(model: Model, lay: _Layout, r: _Rates, mem_efficiency: float, stream
     return _Memory(bpe, kvb, w_chip, resident, kv_tok_chip, ctx_full, mem_chip, max_batch, w_bw)
 
 
-def _decode(model: Model, lay: _Layout, r: _Rates, m: _Memory, mem_efficiency: float) -> _Decode:
-    """One token for every sequence: a microbatch of ``b = B/pp`` per stage at mean context ``c``."""
-    tp, pp = lay.tp, lay.pp
-    L, d = model.n_layers, model.d_model
-    d_qk, d_v = model.attention_dim
+def weights_read_bytes(model: Model, bpe: float, tokens: float) -> float:
+    """Bytes of weights one forward pass over ``tokens`` tokens reads: every matrix once, but of an
+    untied embedding table only the tokens' rows (``tokens·d``, and a learned position's); a tied table
+    is read whole as the LM head. Llama 3.1 8B: 7.50e9 of its 8.03e9 parameters at one token (the table
+    is 6.5 %)."""
+    tokens_table = model.vocab_size if model.tied_embeddings else tokens     # rows of the token table read
+    positions = tokens if model.position == "learned" else 0
+    return (model.params - model.embedding_params + (tokens_table + positions) * model.d_model) * bpe
+
+
+def _allreduce(model: Model, lay: _Layout, r: _Rates) -> tuple[float, float]:
+    """A stage's two ring all-reduces a layer of ``d_model`` bf16 activations per token, split into
+    their latency (s, whatever the tokens: ``(L/pp)·2·2(tp-1)·hop``) and their bytes (s per token)."""
+    per_stage = (model.n_layers / lay.pp) * 2
+    return (per_stage * ring_time_s(2, 0.0, lay.tp, r.hop, r.link),
+            per_stage * ring_time_s(2, model.d_model * 2, lay.tp, 0.0, r.link))
+
+
+def decode_attention_flops_per_context_token(model: Model) -> float:
+    """FLOPs one decoding token spends per token of context, summed over the layers: the roofline's
+    decode attention (:func:`accelbook.chip.roofline.layer_ops`), ``2·(d_qk + d_v)`` a layer, or
+    ``2·H·(2·d_c + d_r)`` for absorbed MLA, which attends over the cached latent (DeepSeek-V3: 2·128·1,088
+    = 278,528 a layer, 3.4× the 81,920 of attention with K and V rebuilt per head)."""
+    att = next(op for op in layer_ops(model, "decode", 1, 1) if op.kind == "attention")
+    return model.n_layers * att.flops
+
+
+def _decode(model: Model, lay: _Layout, r: _Rates, m: _Memory, mem_efficiency: float, q: int = 1) -> _Decode:
+    """One step for every sequence: a microbatch of ``b = B/pp`` per stage at mean context ``c``, each
+    sequence processing ``q`` tokens that share its context (``q = γ+1`` verifies ``γ`` draft tokens): the
+    weights and the KV cache are read once, the matmuls, attention FLOPs and all-reduce bytes are ``q``×."""
+    tp, pp, d = lay.tp, lay.pp, model.d_model
     b = max(lay.B / pp, 1.0)                             # a microbatch per stage (at least one sequence)
+    bq = b * q                                           # tokens its matmuls process
     c = lay.s_in + lay.s_out / 2
     n_act = model.matmul_params_active
-    w_read = model.params * m.bpe
+    w_read = weights_read_bytes(model, m.bpe, bq)
     if model.moe is not None:                            # experts a microbatch touches, expected
         mo = model.moe
-        touched = 1 - (1 - mo.top_k / mo.n_experts) ** max(b, 1.0)
+        touched = 1 - (1 - mo.top_k / mo.n_experts) ** bq
         expert_bytes = model.n_moe_layers * mo.n_experts * model.ffn_matrices(mo.d_ff_expert) * m.bpe
-        w_read = model.params * m.bpe - expert_bytes * (1 - touched)
+        w_read -= expert_bytes * (1 - touched)
     # the matmuls (weights) and attention (KV cache) are different kernels: each is bound by its own
     # roofline, and their times add (a roofline per operation, as in notebook 01)
     gemm_mem = w_read / (tp * pp) / m.w_bw
-    gemm_cmp = b * 2 * n_act / (tp * pp) / (r.eta * r.peak)
+    gemm_cmp = bq * 2 * n_act / (tp * pp) / (r.eta * r.peak)
     attn_mem = b * c * m.kv_tok_chip / (mem_efficiency * r.mem_bw)
-    attn_cmp = b * 2 * L * c * (d_qk + d_v) / (tp * pp) / (r.eta_att * r.peak_att)
-    t_comm = (L / pp) * 2 * ring_time_s(2, b * d * 2, tp, r.hop, r.link)   # two all-reduces a layer
+    attn_cmp = bq * c * decode_attention_flops_per_context_token(model) / (tp * pp) / (r.eta_att * r.peak_att)
+    ar_fixed, ar_tok = _allreduce(model, lay, r)
+    t_comm = ar_fixed + bq * ar_tok                      # two all-reduces a layer
     t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm
-    tpot = pp * t_stage + (pp - 1) * (r.hop + b * d * 2 / r.link)
+    tpot = pp * t_stage + (pp - 1) * (r.hop + bq * d * 2 / r.link)
     return _Decode(gemm_mem, gemm_cmp, attn_mem, attn_cmp, t_comm, t_stage, tpot)
 
 
@@ -228,12 +263,14 @@ def _prefill(model: Model, lay: _Layout, r: _Rates, m: _Memory) -> _Prefill:
     L, d = model.n_layers, model.d_model
     d_qk, d_v = model.attention_dim
     per_tok = 2 * model.matmul_params_active / (tp * pp) / (r.eta * r.peak)        # one token's matmuls
-    pf_tok = per_tok + L * s_in * (d_qk + d_v) / (tp * pp) / (r.eta_att * r.peak_att)   # ... plus causal attention
+    attn_tok = L * s_in * (d_qk + d_v) / (tp * pp) / (r.eta_att * r.peak_att)     # its causal attention
+    pf_tok = per_tok + attn_tok
     pf_cmp = s_in * pf_tok
-    pf_mem = (model.params * m.bpe / (tp * pp)) / m.w_bw
-    pf_comm = (L / pp) * 2 * ring_time_s(2, s_in * d * 2, tp, r.hop, r.link)
+    pf_mem = (weights_read_bytes(model, m.bpe, s_in) / (tp * pp)) / m.w_bw
+    ar_fixed, ar_tok = _allreduce(model, lay, r)
+    pf_comm = ar_fixed + s_in * ar_tok
     ttft = pp * (max(pf_cmp, pf_mem) + pf_comm) + (pp - 1) * (r.hop + s_in * d * 2 / r.link)
-    return _Prefill(per_tok, pf_tok, pf_cmp, pf_mem, pf_comm, ttft)
+    return _Prefill(per_tok, attn_tok, pf_tok, pf_cmp, pf_mem, pf_comm, ttft)
 
 
 def _throughput(lay: _Layout, dec: _Decode, pf: _Prefill) -> float:
@@ -255,8 +292,12 @@ def _power(chip: Chip, dec: _Decode) -> tuple[str, float | None]:
     return bound, chip.tdp_w * (IDLE_POWER_SHARE + (1 - IDLE_POWER_SHARE) * min(1.0, activity))
 
 
-def _assumptions(chip: Chip, r: _Rates, mem_efficiency: float, streaming_bw: float | None) -> tuple[str, ...]:
-    return (
+def _assumptions(chip: Chip, precision: str, r: _Rates, mem_efficiency: float,
+                 streaming_bw: float | None) -> tuple[str, ...]:
+    widened = (() if r.peak_used == precision else
+               (f"{chip.name} publishes no {precision} peak: the math runs at its {r.peak_used} peak "
+                f"({r.peak / 1e12:,.0f} TFLOP/s), the {precision} weights widened",))
+    return widened + (
         r.why_eta,
         f"decode reaches {mem_efficiency:.0%} of the memory bandwidth (ESTIMATE)",
         ("weights streamed in at " + f"{streaming_bw / 1e9:,.0f} GB/s per chip (what-if)" if streaming_bw is not None
@@ -273,13 +314,17 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
              precision: str = "bf16", tp: int | None = None, pp: int = 1, kv_precision: str | None = None,
              mem_efficiency: float = MEM_EFFICIENCY, hop_latency_s: float | None = None,
              price_usd_per_hour: float | None = None,
-             weight_streaming_bytes_per_s: float | None = None) -> InferenceEstimate:
+             weight_streaming_bytes_per_s: float | None = None, tokens_per_seq: int = 1) -> InferenceEstimate:
     """TTFT, TPOT, tokens/s (total, per user, per chip), KV cache, the largest batch that fits,
     power, tokens/kW and USD per million output tokens for one layout (``accelbook.inference``'s docstring).
 
     ``weight_streaming_bytes_per_s``: for models too large for the chips' memory (Cerebras's weight
     streaming from MemoryX), the weights stay off-chip and stream in at this bandwidth every step;
-    the chip's memory then holds only the KV cache. No published figure: a what-if."""
+    the chip's memory then holds only the KV cache. No published figure: a what-if.
+
+    ``tokens_per_seq``: tokens each sequence processes in one decode step, sharing its context
+    (``γ + 1`` when the target verifies ``γ`` draft tokens, :func:`~accelbook.inference.variants.speculative`);
+    TPOT is then the time of that step."""
     model = model if isinstance(model, Model) else get_model(model)
     chip = chip if isinstance(chip, Chip) else get_chip(chip)
     lay = _layout(model, n_chips, batch_size, input_len, output_len, precision, tp, pp, kv_precision,
@@ -287,9 +332,10 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     r = _rates(chip, precision, hop_latency_s)
     streaming = weight_streaming_bytes_per_s
     m = _memory(model, lay, r, mem_efficiency, streaming)
-    dec = _decode(model, lay, r, m, mem_efficiency)
+    dec = _decode(model, lay, r, m, mem_efficiency, whole("tokens_per_seq", tokens_per_seq))
     pf = _prefill(model, lay, r, m)
     tps = _throughput(lay, dec, pf)
+    allreduce = _allreduce(model, lay, r)
     bound, power = _power(chip, dec)
     n = lay.n
     tpk = None if power is None else tps / (power * n / 1000)
@@ -312,16 +358,8 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
                        weights_per_chip_bytes=m.w_chip, kv_per_chip_bytes=B * ctx_full * m.kv_tok_chip,
                        kv_token_per_chip_bytes=m.kv_tok_chip, decode_per_seq_s=pf.per_tok,
                        decode_per_ctx_token_s=m.kv_tok_chip / (mem_efficiency * r.mem_bw),
-                       prefill_per_token_s=pf.pf_tok),
-        assumptions=_assumptions(chip, r, mem_efficiency, streaming),
+                       prefill_per_token_s=pf.pf_tok, prefill_attention_per_token_s=pf.attn_tok,
+                       decode_weights_read_s=dec.gemm_mem, allreduce_fixed_s=allreduce[0],
+                       allreduce_per_token_s=allreduce[1]),
+        assumptions=_assumptions(chip, precision, r, mem_efficiency, streaming),
     )
-
-
-def min_chips(model: Model | str, chip: Chip | str, precision: str = "bf16") -> int:
-    """Fewest chips whose memory holds the weights (no KV cache): how many LPUs a 70B model needs."""
-    model = model if isinstance(model, Model) else get_model(model)
-    chip = chip if isinstance(chip, Chip) else get_chip(chip)
-    one_of("precision", precision, WEIGHT_PRECISIONS)
-    if chip.memory_bytes is None:
-        raise ValueError(f"chip {chip.name} publishes no memory capacity")
-    return math.ceil(model.params * bytes_per_element(precision) / usable_bytes(chip))

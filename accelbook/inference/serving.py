@@ -2,10 +2,12 @@
 
 **Step cost** (:class:`StepCost`, one serving instance). An iteration in which ``n_dec`` resident
 sequences decode, reading ``ctx`` tokens of KV cache in all, and ``p`` prompt tokens are prefilled
-takes ``dt = d + q`` seconds, evaluated left to right, with
-``d = decode_base_s + n_dec·decode_per_seq_s + ctx·decode_per_ctx_token_s`` (``d = 0`` when
-``n_dec = 0``) and ``q = prefill_base_s + p·prefill_per_token_s`` (``q = 0`` when ``p = 0``). A
-decoding sequence's context is ``prompt_len + tokens generated so far``.
+processes ``n = n_dec + p`` tokens and takes ``dt = fixed_s + max(weight_read_s, n·per_token_s) +
+n·comm_per_token_s + ctx·decode_per_ctx_token_s + p·prefill_attn_per_token_s`` seconds, evaluated
+left to right (``n`` and ``p`` converted to floats before they multiply): the weights are read once
+whatever the iteration holds and the tokens' matmuls overlap that read, the all-reduces pay their
+latency once and their bytes per token. A decoding sequence's context is ``prompt_len + tokens
+generated so far``.
 
 **Workload** (:func:`workload`). Arrivals from time 0 with gamma inter-arrival times of mean
 ``1/rate`` and coefficient of variation ``cv`` (shape ``1/cv²``; Poisson is ``cv = 1``, and
@@ -97,7 +99,7 @@ def _grow_i(a):
 
 
 @njit(cache=True)
-def _instance(queue, ready, prompt, out, mode, dbase, dseq, dctx, pbase, ptok, max_batch, max_kv, chunk,
+def _instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, dctx, pattn, max_batch, max_kv, chunk,
               pleft, gen, last, first_tok, finish, admit):
     """Run one instance over ``queue`` (request ids, ``ready`` non-decreasing in that order): the
     module docstring's steps 1-4, iteration after iteration, until the queue is served.
@@ -105,7 +107,7 @@ def _instance(queue, ready, prompt, out, mode, dbase, dseq, dctx, pbase, ptok, m
     Per-request arrays over all requests: inputs ``ready``, ``prompt``, ``out``; state ``pleft``
     (prompt tokens left), ``gen`` (tokens made), ``last`` (time of the last token), carried from a
     prefill instance to a decode one; results ``first_tok``, ``finish``, ``admit``, written in place.
-    ``mode`` is COLOCATED, PREFILL_ONLY or DECODE_ONLY; ``dbase`` .. ``max_kv`` are the StepCost's
+    ``mode`` is COLOCATED, PREFILL_ONLY or DECODE_ONLY; ``fixed`` .. ``max_kv`` are the StepCost's
     fields in order. Returns an :data:`InstanceRun`: per iteration ``start_s``, ``dt_s``,
     ``resident``, ``decoding``, ``prefill_tokens``; the gaps, ``gap_s`` repeated ``gap_count`` times.
 
@@ -178,10 +180,10 @@ def _instance(queue, ready, prompt, out, mode, dbase, dseq, dctx, pbase, ptok, m
                 kind[j] = 2
                 ndec += 1
                 ctx += s_prompt[j] + s_gen[j]
-        d = dbase + ndec * dseq + ctx * dctx if ndec > 0 else 0.0
-        q = pbase + p * ptok if p > 0 else 0.0
+        ntok = float(ndec + p)
+        dt = fixed + max(wread, ntok * ptok) + ntok * comm + float(ctx) * dctx + float(p) * pattn
         t0 = t
-        t = t0 + (d + q)
+        t = t0 + dt
         if n_it == it_t.shape[0]:
             it_t = _grow_f(it_t)
             it_dt = _grow_f(it_dt)
@@ -189,7 +191,7 @@ def _instance(queue, ready, prompt, out, mode, dbase, dseq, dctx, pbase, ptok, m
             it_dec = _grow_i(it_dec)
             it_p = _grow_i(it_p)
         it_t[n_it] = t0
-        it_dt[n_it] = d + q
+        it_dt[n_it] = dt
         it_res[n_it] = nres
         it_dec[n_it] = ndec
         it_p[n_it] = p
@@ -253,8 +255,8 @@ def _instance(queue, ready, prompt, out, mode, dbase, dseq, dctx, pbase, ptok, m
 
 # -- simulate ---------------------------------------------------------------------------------------------
 def _cost_args(c: StepCost):
-    return (c.decode_base_s, c.decode_per_seq_s, c.decode_per_ctx_token_s, c.prefill_base_s, c.prefill_per_token_s,
-            c.max_batch, c.max_kv_tokens)
+    return (c.fixed_s, c.weight_read_s, c.per_token_s, c.comm_per_token_s, c.decode_per_ctx_token_s,
+            c.prefill_attn_per_token_s, c.max_batch, c.max_kv_tokens)
 
 
 def _check_cost(name, c):

@@ -1,23 +1,58 @@
-"""Searching layouts: every (tp, pp, batch) that fits, the best one, and the throughput-interactivity
-front (tokens/s per chip against tokens/s per user) across systems."""
+"""Searching layouts: every (tp, pp, batch) that fits, the best one, the fewest chips that hold a
+model (:func:`min_chips`), and the throughput-interactivity front (tokens/s per chip against tokens/s
+per user) across systems."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import whole
+from accelbook.checks import one_of, whole
 from accelbook.specs.chips import Chip, get_chip
-from accelbook.specs.models import Model, get_model
+from accelbook.specs.models import Model, bytes_per_element, get_model
 
-from .estimate import InferenceEstimate, estimate, min_chips
+from .estimate import InferenceEstimate, estimate, usable_bytes
+from .rates import WEIGHT_PRECISIONS
 
 
-def _layouts(n: int, n_layers: int, max_tp: int = 64):
-    """Every (tp, pp) with tp·pp dividing ``n``, at most ``n_layers`` stages and ``max_tp`` tensor-parallel."""
-    for pp in [p for p in range(1, n + 1) if n % p == 0 and p <= n_layers]:
-        for tp in [t for t in range(1, min(max_tp, n // pp) + 1) if (n // pp) % t == 0]:
+def layouts(model: Model, n: int, max_tp: int = 64):
+    """Every (tp, pp) with tp·pp dividing ``n``, ``tp`` dividing the model's attention heads (a chip
+    holds whole heads), at most ``n_layers`` stages and ``max_tp`` tensor-parallel."""
+    for pp in [p for p in range(1, n + 1) if n % p == 0 and p <= model.n_layers]:
+        for tp in [t for t in range(1, min(max_tp, n // pp) + 1) if (n // pp) % t == 0 and model.n_heads % t == 0]:
             yield tp, pp
+
+
+def min_chips(model: Model | str, chip: Chip | str, precision: str = "bf16", input_len: int = 0,
+              output_len: int = 0, batch_size: int = 1, max_tp: int = 64) -> int:
+    """Fewest chips that hold the model: how many LPUs a 70B model needs.
+
+    Without a context (``input_len = output_len = 0``): the weights alone,
+    ``ceil(N·bytes per weight / usable memory per chip)``. With one: the fewest chips on which a
+    layout of :func:`layouts` fits the weights and ``batch_size`` sequences' KV cache at
+    ``input_len + output_len`` tokens (:func:`~accelbook.inference.estimate.estimate`'s ``fits``), so
+    that :func:`sweep` is not empty there. Llama 2 70B in fp16 on Groq LPU v1: 600 chips hold the
+    weights; with 1,024 + 256 tokens of cache the first count whose layouts fit is higher."""
+    model = model if isinstance(model, Model) else get_model(model)
+    chip = chip if isinstance(chip, Chip) else get_chip(chip)
+    one_of("precision", precision, WEIGHT_PRECISIONS)
+    s_in, s_out = whole("input_len", input_len, 0), whole("output_len", output_len, 0)
+    B, max_tp = whole("batch_size", batch_size), whole("max_tp", max_tp)
+    if chip.memory_bytes is None:
+        raise ValueError(f"chip {chip.name} publishes no memory capacity")
+    lo = math.ceil(model.params * bytes_per_element(precision) / usable_bytes(chip))
+    if s_in + s_out == 0:
+        return lo
+    if s_in == 0 or s_out == 0:
+        raise ValueError("input_len and output_len must both be >= 1 to count the KV cache (both 0: weights only)")
+    for n in range(lo, 2 * lo + 64):
+        for tp, pp in layouts(model, n, max_tp):
+            if estimate(model, chip, n, B, s_in, s_out, precision, tp=tp, pp=pp).fits:
+                return n
+    raise ValueError(f"{model.name} with {B} × {s_in + s_out} tokens of KV cache fits no layout of up to "
+                     f"{2 * lo + 63} × {chip.name}")
 
 
 def sweep(model, chip, n_chips: int, input_len: int, output_len: int, precision: str = "bf16",
@@ -26,7 +61,7 @@ def sweep(model, chip, n_chips: int, input_len: int, output_len: int, precision:
     model = model if isinstance(model, Model) else get_model(model)
     chip = chip if isinstance(chip, Chip) else get_chip(chip)
     rows = []
-    for tp, pp in _layouts(whole("n_chips", n_chips), model.n_layers, max_tp):
+    for tp, pp in layouts(model, whole("n_chips", n_chips), max_tp):
         first = estimate(model, chip, n_chips, 1, input_len, output_len, precision, tp=tp, pp=pp, **kw)
         if first.max_batch_size < 1:
             continue
@@ -49,8 +84,10 @@ def max_throughput(model, chip, n_chips: int, input_len: int, output_len: int, p
     df = sweep(model, chip, n_chips, input_len, output_len, precision, **kw)
     if df.empty:
         m = model if isinstance(model, Model) else get_model(model)
-        raise ValueError(f"{m.name} does not fit on {n_chips} × {get_chip(chip).name if isinstance(chip, str) else chip.name} "
-                         f"at {precision}: at least {min_chips(m, chip, precision)} chips hold the weights")
+        c = chip if isinstance(chip, Chip) else get_chip(chip)
+        n_min = min_chips(m, c, precision, input_len, output_len, max_tp=kw.get("max_tp", 64))
+        raise ValueError(f"{m.name} does not fit on {n_chips} × {c.name} at {precision}: at least {n_min} chips "
+                         f"hold the weights and the KV cache of one sequence of {input_len + output_len:,} tokens")
     ok = df
     if tpot_target_s is not None:
         ok = ok[ok["tpot_s"] <= tpot_target_s]
