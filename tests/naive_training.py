@@ -19,7 +19,7 @@ from accelbook import training
 from accelbook.specs.chips import MEMORY_RESERVE, usable_memory_bytes
 from accelbook.training import kernel, slots
 
-FIELDS = ("tp", "cp", "pp", "vp", "ep", "microbatch", "zero_stage", "recompute", "grad_sync")
+FIELDS = ("tp", "cp", "pp", "vp", "ep", "microbatch", "zero_stage", "recompute", "grad_sync", "schedule")
 
 
 def python_body(fn, _seen=None):
@@ -37,7 +37,7 @@ def python_body(fn, _seen=None):
     return _seen[fn]
 
 
-def is_valid(tp, cp, pp, vp, ep, mb, zero, gsync, *, n, B, s, layers, heads, experts, dps):
+def is_valid(tp, cp, pp, vp, ep, mb, zero, gsync, sched=0, *, n, B, s, layers, heads, experts, dps):
     """The documented validity rules of a layout; returns (valid, dp)."""
     if tp * cp * pp == 0 or n % (tp * cp * pp) != 0:      # tp·cp·pp·dp = n with a whole dp
         return False, None
@@ -61,6 +61,10 @@ def is_valid(tp, cp, pp, vp, ep, mb, zero, gsync, *, n, B, s, layers, heads, exp
     if vp > 1:                                            # interleaving needs pp > 1, m % pp, pp·vp ≤ L
         if pp == 1 or m % pp != 0 or pp * vp > layers:
             return False, dp
+    if sched != 0 and (pp == 1 or vp != 1):               # ZB-H1 and DualPipe: a pipeline, no interleaving
+        return False, dp
+    if sched == 2 and (pp % 2 != 0 or m % 2 != 0):        # DualPipe: even pp and microbatches (both ends)
+        return False, dp
     return True, dp
 
 
@@ -70,23 +74,24 @@ def reference_search(model, chip, cluster, n, B, s, precision="bf16", flash=True
     valid layout, each evaluated by the plain-Python body of ``kernel._evaluate`` (:func:`python_body`)."""
     space = training.search_space(model, n, **fixed)
     mv = slots.model_vector(model, s)
-    cv, _ = slots.chip_vector(chip, cluster, precision, s)
+    cv, _ = slots.chip_vector(chip, cluster, precision, s, slots.attention_head_dim(model))
     experts = model.moe.n_experts if model.moe is not None else 1
     evaluate = python_body(kernel._evaluate)
     out = {}
     dps = {int(d) for d in space["dp"]}
-    for tp, cp, pp, vp, ep, mb, zero, rec, gsync in itertools.product(*(space[k] for k in FIELDS)):
+    for tp, cp, pp, vp, ep, mb, zero, rec, gsync, sched in itertools.product(*(space[k] for k in FIELDS)):
         tp, cp, pp, vp, ep, mb = (int(x) for x in (tp, cp, pp, vp, ep, mb))
-        ok, dp = is_valid(tp, cp, pp, vp, ep, mb, int(zero), int(gsync), n=n, B=B, s=s, layers=model.n_layers,
+        ok, dp = is_valid(tp, cp, pp, vp, ep, mb, int(zero), int(gsync), int(sched), n=n, B=B, s=s, layers=model.n_layers,
                           heads=model.n_heads, experts=experts, dps=dps)
         if not ok:
             continue
         res = np.empty(training.N_RESULTS)
         evaluate(mv=mv, c=cv, B=float(B), s=float(s), tp=float(tp), cp=float(cp), pp=float(pp), vp=float(vp),
-                 dp=float(dp), ep=float(ep), mb=float(mb), zero=int(zero), rec=int(rec), gsync=int(gsync), flash=flash,
+                 dp=float(dp), ep=float(ep), mb=float(mb), zero=int(zero), rec=int(rec), gsync=int(gsync), sched=int(sched), flash=flash,
                  seqpar=seqpar, usable_bytes=usable_memory_bytes(chip.hbm_bytes, reserve), opt=slots.options_vector(tp_overlap, cp_comm),
                  out=res)
-        key = (tp, cp, pp, vp, dp, ep, mb, int(zero), training.RECOMPUTE[int(rec)], slots.GRAD_SYNC[int(gsync)])
+        key = (tp, cp, pp, vp, dp, ep, mb, int(zero), training.RECOMPUTE[int(rec)], slots.GRAD_SYNC[int(gsync)],
+               slots.SCHEDULES[int(sched)])
         assert key not in out
         out[key] = res
     return out

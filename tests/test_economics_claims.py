@@ -8,6 +8,7 @@ import pytest
 
 import accelbook as ab
 from accelbook import economics as ec
+from accelbook import training
 from accelbook.economics import claims as cl
 from accelbook.specs.loader import CatalogueError
 
@@ -86,7 +87,7 @@ def test_bad_price_and_missing_price():
 def test_training_cost_table():
     m = ab.get_model("llama-3.1-70b")
     chips = [ab.get_chip(c) for c in ("h100", "tpu-v5p", "a100", "groq-lpu-v1")]
-    df, skipped = ec.training_cost_table(m, chips, 0.5, 4096, price_scale=0.5, train_tokens=1e12)
+    df, skipped = ec.training_cost_table(m, chips, 0.5, 4096, price_scale=0.5, train_tokens=1e12, goodput=1.0)
     assert list(df["chip"]) == [chips[0].name, chips[1].name]
     assert any("A100" in s and "price" in s for s in skipped)
     assert any("Groq" in s and "bf16" in s for s in skipped)
@@ -101,6 +102,29 @@ def test_training_cost_table():
     for bad in (dict(price_scale=0), dict(train_tokens=-1), dict(price_scale=float("nan"))):
         with pytest.raises(ValueError):
             ec.training_cost_table(m, chips, 0.5, **bad)
+
+
+def test_training_cost_table_divides_time_and_cost_by_goodput():
+    m = ab.get_model("llama-3.1-70b")
+    chips = [ab.get_chip(c) for c in ("h100", "tpu-v5p")]
+    ideal, _ = ec.training_cost_table(m, chips, 0.4, goodput=1.0)
+    half, _ = ec.training_cost_table(m, chips, 0.4, goodput=0.5)
+    default, _ = ec.training_cost_table(m, chips, 0.4)
+    assert half["chip_hours"].to_numpy() == pytest.approx(2 * ideal["chip_hours"].to_numpy(), rel=1e-12)
+    assert half["train_cost_usd"].to_numpy() == pytest.approx(2 * ideal["train_cost_usd"].to_numpy(), rel=1e-12)
+    # the rate while training and its price per token do not depend on the goodput
+    assert half["tokens_per_s_per_chip"].equals(ideal["tokens_per_s_per_chip"])
+    assert half["usd_per_million_tokens"].equals(ideal["usd_per_million_tokens"])
+    # None is the published goodput: Llama 3's 90 % effective training time
+    assert (default["goodput"] == 0.90).all()
+    assert default["chip_hours"].to_numpy() == pytest.approx(ideal["chip_hours"].to_numpy() / 0.90, rel=1e-12)
+    # the same time as TrainingEstimate.time_to_train at that goodput
+    e = training.estimate("llama-3.1-70b", "h100", 64, 2**21, 4096, tp=8)
+    row, _ = ec.training_cost_table(m, chips[:1], e.mfu, 4096, goodput=0.8)
+    assert row["chip_hours"].iloc[0] == pytest.approx(e.chip_hours(1e12, goodput=0.8), rel=1e-9)
+    for bad in (0, 1.5, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="goodput"):
+            ec.training_cost_table(m, chips, 0.4, goodput=bad)
 
 
 # -- claims ------------------------------------------------------------------------------------

@@ -147,7 +147,7 @@ def test_estimate_agrees_with_search_rows(searched, model):
     for r in picks:
         e = T.estimate(model, chip, n, B * s, s, tp=int(r.tp), cp=int(r.cp), pp=int(r.pp), vp=int(r.vp),
                        dp=int(r.dp), ep=int(r.ep), microbatch=int(r.microbatch), zero_stage=int(r.zero_stage),
-                       recompute=r.recompute, grad_sync=r.grad_sync)
+                       recompute=r.recompute, grad_sync=r.grad_sync, schedule=r.schedule)
         assert e.step_time_s == pytest.approx(r.step_time_s, rel=1e-12)
         assert e.memory_per_chip_bytes == pytest.approx(r.memory_per_chip_bytes, rel=1e-12)
         assert e.mfu == pytest.approx(r.mfu, rel=1e-12)
@@ -554,7 +554,7 @@ def _parse_layout(s):
     parts = s.split()
     out = {k: int(re.fullmatch(k + r"(\d+)", p).group(1)) for k, p in
            zip(("tp", "cp", "pp", "vp", "dp", "ep", "mb", "zero"), parts[:8])}
-    return out, parts[8], parts[9], parts[10].removeprefix("sync:")
+    return out, parts[8], parts[9], parts[10].removeprefix("sync:"), parts[11]
 
 
 def _narayanan_tflop_s(m: Model, s: int, tokens_per_s_per_chip: float) -> float:
@@ -570,7 +570,7 @@ def test_validation_predictions_recomputed_from_estimate(validation):
     done = set()
     for _, r in validation[validation.error.notna()].iterrows():
         e = runs[r["id"]]
-        lay, rec, prec, sync = _parse_layout(r["layout"])
+        lay, rec, prec, sync, sched = _parse_layout(r["layout"])
         settings, _ = T.run_layout(e)
         m, chip = run_model(e), get_chip(e["chip"])
         s = e["seq_len"]
@@ -579,7 +579,7 @@ def test_validation_predictions_recomputed_from_estimate(validation):
                          zero_stage=lay["zero"], recompute=rec, precision=prec, cluster=e.get("cluster"),
                          flash_attention=e.get("flash_attention", True),
                          sequence_parallel=e.get("sequence_parallel", True), grad_sync=sync,
-                         cp_comm=settings["cp_comm"])
+                         cp_comm=settings["cp_comm"], schedule=sched)
         assert est.fits
         tps = est.tokens_per_s_per_chip
         metric, conv = e["metric"], e["convention"]
@@ -616,7 +616,7 @@ def test_hardware_full_convention_is_narayanans_formula(validation):
         e = runs[r["id"]]
         m = get_model(e["model"])
         assert m.ffn == "gelu" and m.kv_heads == m.n_heads and m.d_ff == 4 * m.d_model   # the formula's model
-        lay, rec, prec, _ = _parse_layout(r["layout"])
+        lay, rec, prec, _, _ = _parse_layout(r["layout"])
         s = e["seq_len"]
         est = T.estimate(m, e["chip"], e["n_chips"], e["global_batch_sequences"] * s, s, tp=lay["tp"], cp=lay["cp"],
                          pp=lay["pp"], vp=lay["vp"], ep=lay["ep"], microbatch=lay["mb"], zero_stage=lay["zero"],
@@ -630,7 +630,7 @@ def test_validation_pins_published_layout_values(validation):
     runs = T.published_runs()
     for _, r in validation[validation.error.notna()].iterrows():
         e = runs[r["id"]]
-        lay, rec, prec, _ = _parse_layout(r["layout"])
+        lay, rec, prec, _, _ = _parse_layout(r["layout"])
         for k in ("tp", "pp", "cp", "ep", "vp"):
             if isinstance(e.get(k), list):   # restricted to the published range
                 assert lay[k] in e[k], (r["id"], k)
@@ -757,10 +757,15 @@ def test_deepseek_v3_layout_on_h800_is_expressible():
     # DeepSeek-V3 report §3.1-3.2, §4.2: 2,048 H800, PP16, EP64 over 8 nodes, ZeRO-1 DP, no TP, FP8,
     # 4K sequences, batch 15,360 sequences
     e = T.estimate("deepseek-v3", "h800", 2048, 15360 * 4096, 4096, tp=1, pp=16, ep=64, zero_stage=1,
-                   precision="fp8", cluster="dgx-h800", recompute="full")
+                   precision="fp8", cluster="dgx-h800", recompute="full", schedule="dualpipe")
     assert e.cluster.startswith("DGX H800") and e.config["dp"] == 128 and e.config["ep"] == 64
-    assert any("DualPipe" in a and "not modelled" in a for a in e.assumptions)
+    assert e.config["schedule"] == "dualpipe" and any("DualPipe" in a for a in e.assumptions)
     assert e.tokens_per_s_per_chip > 0
+    # DualPipe hides the expert all-to-all (its overlap cost stays) and shrinks the bubble
+    f = T.estimate("deepseek-v3", "h800", 2048, 15360 * 4096, 4096, tp=1, pp=16, ep=64, zero_stage=1,
+                   precision="fp8", cluster="dgx-h800", recompute="full")
+    assert e.time["t_ep_comm_s"] < f.time["t_ep_comm_s"] and e.time["t_overlap_s"] > f.time["t_overlap_s"]
+    assert e.time["t_bubble_s"] < f.time["t_bubble_s"]
 
 
 def test_deepseek_v3_h800_run_is_a_context_row(validation):
@@ -770,7 +775,8 @@ def test_deepseek_v3_h800_run_is_a_context_row(validation):
     # 180K H800 GPU-hours per trillion tokens (report, Table 1 text) -> tokens/s per GPU
     assert r["reported_value"] == pytest.approx(1e12 / (180e3 * 3600), rel=1e-3)
     row = validation.set_index("id").loc["deepseek-v3-h800"]
-    assert "DualPipe" in row.note and np.isfinite(row.error)   # evaluated; says what is not modelled
+    assert "multi-token-prediction" in row.note and np.isfinite(row.error)   # evaluated; says what is not modelled
+    assert "dualpipe" in row.layout
 
 
 # -- issue 14: data-parallel communication that cannot be hidden; Megatron's fp32 main gradients ----------------

@@ -18,6 +18,9 @@ Worked number: Llama 3.1 70B at s = 4096 needs C_train = 4.49e11 FLOP/token; on 
 MFU that is 0.40 · 989.4e12 / 4.49e11 = 881 tokens/s; at USD 10.8/h = 3.0e-3 USD/s this is
 3.0e-3 / 881 · 1e6 = USD 3.41 per million tokens.
 
+The time and cost to train divide by the goodput, the share of wall-clock time that trains
+(:mod:`accelbook.training.goodput`: Llama 3's 90 % unless another is given).
+
 Here MFU is an input (a slider). Predicting MFU from the parallel layout is the training model's
 job; this module only turns an MFU into tokens and dollars, and back. :func:`flop_accounting_table`
 says which FLOPs-per-token convention each published run (``data/published_runs.toml``) counted.
@@ -33,6 +36,7 @@ from accelbook.checks import fraction, positive
 from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.loader import DATA_DIR, check_keys, load_sources, lookup_source, read_table_file
 from accelbook.specs.models import Model, get_model
+from accelbook.training.goodput import check_goodput
 from accelbook.training.mfu import (
     DEFAULT_ATTENTION,
     DEFAULT_PEAK,
@@ -91,15 +95,24 @@ def peak_flop_per_usd(chip: Chip, precision: str = "bf16", price_usd_per_hour: f
 
 def training_cost_table(model: Model, chips: list[Chip], mfu: float, seq_len: int = 4096,
                         precision: str = "bf16", price_scale: float = 1.0,
-                        train_tokens: float = 1e12) -> tuple[pd.DataFrame, list[str]]:
+                        train_tokens: float = 1e12, goodput: float | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Tokens/s per chip, USD per million tokens and chip-hours to train ``train_tokens`` tokens.
 
     ``mfu`` is in the one convention (full attention, dense bf16 peak: :func:`training_tokens_per_s`).
-    Chips without a published price or peak at ``precision`` (or at bf16, the peak MFU refers to)
-    are left out; their names and the reason come back as the second element so a notebook can say so.
+    ``usd_per_million_tokens`` is the price of a training second over its tokens; the time and cost to
+    train divide by ``goodput``, the share of wall-clock time that trains, as
+    ``TrainingEstimate.time_to_train`` and ``cost_usd`` do:
+
+        chip_hours = train_tokens / tokens_per_s / goodput / 3600,   train_cost_usd = chip_hours · price
+
+    ``goodput`` in (0, 1]; ``None`` takes the published value (:func:`accelbook.training.goodput.check_goodput`,
+    Llama 3's 90 %), 1 the ideal. Chips without a published price or peak at ``precision`` (or at bf16,
+    the peak MFU refers to) are left out; their names and the reason come back as the second element so
+    a notebook can say so.
     """
     positive("price_scale", price_scale)
     positive("train_tokens", train_tokens)
+    g = check_goodput(goodput)
     rows, skipped = [], []
     for chip in chips:
         missing = [p for p in dict.fromkeys((precision, "bf16")) if p not in chip.peak_dense_flop_s]
@@ -112,11 +125,11 @@ def training_cost_table(model: Model, chips: list[Chip], mfu: float, seq_len: in
         tps = training_tokens_per_s(model, chip, mfu, seq_len, precision)
         price_h = chip.price_usd_per_hour * price_scale
         usd_tok = usd_per_token(tps, chip, price_h)
-        chip_s = train_tokens / tps
+        chip_s = train_tokens / tps / g
         rows.append({
             "chip": chip.name, "kind": chip.kind, "tokens_per_s_per_chip": tps,
-            "usd_per_million_tokens": usd_tok * 1e6, "price_usd_per_hour": price_h,
-            "chip_hours": chip_s / 3600.0, "train_cost_usd": usd_tok * train_tokens,
+            "usd_per_million_tokens": usd_tok * 1e6, "price_usd_per_hour": price_h, "goodput": g,
+            "chip_hours": chip_s / 3600.0, "train_cost_usd": usd_tok * train_tokens / g,
             "peak_flop_per_usd": peak_flop_per_usd(chip, precision, price_h),
         })
     return pd.DataFrame(rows), skipped

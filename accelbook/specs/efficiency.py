@@ -96,7 +96,8 @@ def measured_efficiency(chip: Chip | str, kind: str = "bf16") -> tuple[MeasuredE
 @dataclass(frozen=True)
 class AttentionCurve:
     """Measured FlashAttention forward+backward throughput (FLOP/s) at each sequence length of a
-    published table (``data/attention_efficiency.toml``), bf16, at ``head_dim`` and ``causal``."""
+    published table (``data/attention_efficiency.toml``), bf16, at ``head_dim`` (query/key; value
+    ``head_dim_v``) and ``causal``. ``label`` is the table's section name."""
 
     chip_id: str
     head_dim: int
@@ -104,26 +105,56 @@ class AttentionCurve:
     seq_lens: tuple[int, ...]
     flop_s: tuple[float, ...]
     provenance: Provenance
+    label: str = ""
+    head_dim_v: int = 0
+
+
+_CURVE_KEYS = {"chip", "head_dim", "head_dim_v", "causal"}
+
+
+def _parse_curve(path, label: str, e: Mapping, sources) -> AttentionCurve:
+    points = sorted((int(k[1:-len("_tflop_s")]), k) for k in e if re.fullmatch(r"s\d+_tflop_s", k))
+    check_keys(path, label, e, required={"head_dim", "causal"}, optional=(_CURVE_KEYS | {k for _, k in points}))
+    if not points:
+        raise CatalogueError(path, label, None, "a table needs at least one sequence length (s8192_tflop_s, ...)")
+    for key in ("head_dim", "head_dim_v"):
+        if key in e and not (isinstance(e[key], int) and not isinstance(e[key], bool) and e[key] > 0):
+            raise CatalogueError(path, label, key, f"must be a positive whole number, got {e[key]!r}")
+    if not isinstance(e["causal"], bool):
+        raise CatalogueError(path, label, "causal", f"must be true or false, got {e['causal']!r}")
+    if "chip" in e and not isinstance(e["chip"], str):
+        raise CatalogueError(path, label, "chip", f"must be a chip name, got {e['chip']!r}")
+    try:
+        chip = get_chip(e.get("chip", label))
+    except (KeyError, ValueError) as err:
+        raise CatalogueError(path, label, "chip", f"unknown chip: {err}") from None
+    qs = [parse_quantity(path, label, k, e[k], "tflop_s", sources) for _, k in points]
+    for (_, k), q in zip(points, qs):
+        if q.value > chip.peak_flop_s("bf16"):
+            raise CatalogueError(path, label, k, f"{q.value / 1e12:.0f} TFLOP/s is above the chip's bf16 peak")
+    return AttentionCurve(chip.id, e["head_dim"], e["causal"], tuple(s for s, _ in points),
+                          tuple(q.value for q in qs), qs[0].provenance, label, e.get("head_dim_v", e["head_dim"]))
+
+
+def load_attention_curves(path) -> Mapping[str, tuple[AttentionCurve, ...]]:
+    """Every table of an attention-efficiency file, grouped by chip id, sorted by (causal, head dim).
+    A malformed table raises :class:`CatalogueError` naming the file, the table and the key."""
+    sources = load_sources()
+    out: dict[str, list[AttentionCurve]] = {}
+    for label, e in read_table_file(path).items():
+        cv = _parse_curve(path, label, e, sources)
+        same = [c for c in out.get(cv.chip_id, []) if (c.causal, c.head_dim) == (cv.causal, cv.head_dim)]
+        if same:
+            raise CatalogueError(path, label, "head_dim", f"a second {'causal' if cv.causal else 'full-mask'} "
+                                                          f"head-dim {cv.head_dim} table for {cv.chip_id} "
+                                                          f"(first: [{same[0].label}])")
+        out.setdefault(cv.chip_id, []).append(cv)
+    return MappingProxyType({k: tuple(sorted(v, key=lambda c: (c.causal, c.head_dim))) for k, v in out.items()})
 
 
 @functools.lru_cache(maxsize=1)
-def _attention_curves() -> Mapping[str, AttentionCurve]:
-    path = DATA_DIR / "attention_efficiency.toml"
-    sources = load_sources()
-    out = {}
-    for cid, e in read_table_file(path).items():
-        points = sorted((int(k[1:-len("_tflop_s")]), k) for k in e if re.fullmatch(r"s\d+_tflop_s", k))
-        check_keys(path, cid, e, required={"head_dim", "causal"}, optional={k for _, k in points})
-        if len(points) < 2:
-            raise CatalogueError(path, cid, None, "a table needs at least two sequence lengths (s512_tflop_s, ...)")
-        qs = [parse_quantity(path, cid, k, e[k], "tflop_s", sources) for _, k in points]
-        chip = get_chip(cid)
-        for (s, k), q in zip(points, qs):
-            if q.value > chip.peak_flop_s("bf16"):
-                raise CatalogueError(path, cid, k, f"{q.value / 1e12:.0f} TFLOP/s is above the chip's bf16 peak")
-        out[chip.id] = AttentionCurve(chip.id, int(e["head_dim"]), bool(e["causal"]), tuple(s for s, _ in points),
-                                      tuple(q.value for q in qs), qs[0].provenance)
-    return MappingProxyType(out)
+def _attention_curves() -> Mapping[str, tuple[AttentionCurve, ...]]:
+    return load_attention_curves(DATA_DIR / "attention_efficiency.toml")
 
 
 def interpolate_log(seq_lens, values, seq_len: float) -> float:
@@ -140,26 +171,65 @@ def interpolate_log(seq_lens, values, seq_len: float) -> float:
     return float(values[-1])
 
 
-def attention_efficiency(chip: Chip | str, seq_len: int | None = None) -> tuple[float, str]:
-    """FlashAttention forward+backward fraction of the bf16 peak for ``chip`` at ``seq_len`` tokens,
-    and a sentence saying where it comes from. With a table for the chip (or a sibling it borrows
-    from), ``TFLOP/s(seq_len) / peak_bf16(table's chip)``, interpolated log-linearly in ``seq_len``
-    and clamped at the table's ends (FA2 A100, causal, head dim 128: 155/312 = 50 % at 2K, 189/312 =
-    61 % from 8K on); without one, or with ``seq_len`` None, :func:`measured_efficiency`'s single figure."""
+def _curve_fraction(cv: AttentionCurve, seq_len: float) -> float:
+    return interpolate_log(cv.seq_lens, cv.flop_s, seq_len) / get_chip(cv.chip_id).peak_flop_s("bf16")
+
+
+def _describe(cv: AttentionCurve) -> str:
+    hd = f"{cv.head_dim}" if cv.head_dim_v == cv.head_dim else f"{cv.head_dim}/{cv.head_dim_v} (q,k/v)"
+    span = f"{cv.seq_lens[0]}-{cv.seq_lens[-1]}" if len(cv.seq_lens) > 1 else f"one point at {cv.seq_lens[0]}"
+    kind = "DERIVED " if cv.provenance.source.kind == "derived" else ""
+    return (f"{'causal' if cv.causal else 'full-mask'} head dim {hd} {kind}fwd+bwd table [{cv.label}] {span}: "
+            f"{cv.provenance.source.title}")
+
+
+def _by_head_dim(curves, seq_len: float, head_dim: float) -> tuple[float, str]:
+    """Fraction of peak from tables of one chip and mask (sorted by head dim): the exact head dim, else
+    linear in log(head_dim) between the two tables around it, else the nearest one (clamped)."""
+    dims = [c.head_dim for c in curves]
+    if head_dim in dims:
+        cv = curves[dims.index(head_dim)]
+        return _curve_fraction(cv, seq_len), f"head dim {head_dim} in the tables; {_describe(cv)}"
+    if head_dim < dims[0] or head_dim > dims[-1]:
+        cv = curves[0] if head_dim < dims[0] else curves[-1]
+        return (_curve_fraction(cv, seq_len),
+                f"head dim {head_dim:g} outside the tables' {dims}: nearest, {cv.head_dim}, used; {_describe(cv)}")
+    hi = next(i for i, d in enumerate(dims) if d > head_dim)
+    lo_c, hi_c = curves[hi - 1], curves[hi]
+    w = math.log(head_dim / lo_c.head_dim) / math.log(hi_c.head_dim / lo_c.head_dim)
+    f = (1 - w) * _curve_fraction(lo_c, seq_len) + w * _curve_fraction(hi_c, seq_len)
+    return f, (f"head dim {head_dim:g} log-linear between the tables' {lo_c.head_dim} and {hi_c.head_dim} "
+               f"(weight {w:.2f}); {_describe(lo_c)}; {_describe(hi_c)}")
+
+
+def attention_efficiency(chip: Chip | str, seq_len: int | None = None, head_dim: float = 128,
+                         causal: bool = True) -> tuple[float, str]:
+    """FlashAttention forward+backward fraction of the bf16 peak for ``chip`` at ``seq_len`` tokens and
+    query/key head dimension ``head_dim``, and a sentence saying where it comes from.
+
+    With tables for the chip (or a sibling it borrows from): those with the requested mask (``causal``;
+    if the chip has none, the other mask, said so), ``TFLOP/s(seq_len) / peak_bf16(table's chip)``,
+    log-linear in ``seq_len`` and clamped at each table's ends, then linear in ``log(head_dim)`` between
+    the two measured head dims around ``head_dim`` (the nearest one outside them). E.g. FA2 on A100,
+    causal, head dim 128: 155/312 = 50 % at 2K, 189/312 = 61 % from 8K on. Without a table, or with
+    ``seq_len`` None, :func:`measured_efficiency`'s single figure (whatever the head dim)."""
     c = chip if isinstance(chip, Chip) else get_chip(chip)
     if seq_len is not None:
-        curves, cid, seen = _attention_curves(), base_id(c), []
+        if not head_dim > 0:
+            raise ValueError(f"head_dim must be positive, got {head_dim!r}")
+        tables, cid, seen = _attention_curves(), base_id(c), []
         while cid is not None and cid not in seen:
             seen.append(cid)
-            if cid in curves:
-                cv = curves[cid]
-                frac = interpolate_log(cv.seq_lens, cv.flop_s, seq_len) / get_chip(cid).peak_flop_s("bf16")
-                where = "measured on this chip" if cid == base_id(c) else f"borrowed from {cid}"
-                clamp = " (clamped at the table's end)" if not cv.seq_lens[0] <= seq_len <= cv.seq_lens[-1] else ""
-                return frac, (f"attention efficiency {frac:.0%} of peak at {seq_len:,} tokens{clamp}, {where}: "
-                              f"{'causal' if cv.causal else 'full'} head dim {cv.head_dim} fwd+bwd table "
-                              f"{cv.seq_lens[0]}-{cv.seq_lens[-1]}, log-linear in the sequence length; "
-                              f"{cv.provenance.source.title}")
+            if cid in tables:
+                same = [cv for cv in tables[cid] if cv.causal == causal]
+                mask = "" if same else (f" (no {'causal' if causal else 'full-mask'} table for {cid}: the "
+                                        f"{'full-mask' if causal else 'causal'} one is used)")
+                frac, why = _by_head_dim(same or list(tables[cid]), seq_len, head_dim)
+                where = "table for this chip" if cid == base_id(c) else f"borrowed from {cid}"
+                span = [s for cv in (same or tables[cid]) for s in cv.seq_lens]
+                clamp = " (clamped at the table's end)" if not min(span) <= seq_len <= max(span) else ""
+                return frac, (f"attention efficiency {frac:.0%} of peak at {seq_len:,} tokens{clamp}{mask}, "
+                              f"{where}, log-linear in the sequence length; {why}")
             cid = _BORROW.get(cid)
     m, why = measured_efficiency(c, "attention")
     return m.fraction, why + " (one figure whatever the sequence length)"

@@ -53,7 +53,8 @@ Where each part lives (the file list is the table of contents):
 - :mod:`.step`: :func:`estimate` and :class:`TrainingEstimate`; :mod:`.layouts`: :func:`search_space`,
   :func:`search`; :mod:`.scaling_curve`: :func:`scaling`; :mod:`.validation`: the published runs,
   :func:`validation_table` and :func:`error_band` (the band to print next to a predicted MFU or
-  tokens/s); :mod:`.goodput`: time to train = ideal time / goodput (Llama 3's 90 % by default);
+  tokens/s); :mod:`.waterfall`: a run's step built up from its ideal time, term by term, with the
+  error after each term; :mod:`.goodput`: time to train = ideal time / goodput (Llama 3's 90 % by default);
   :mod:`.mfu`: the one MFU; :mod:`.arguments`: the checks they share.
 """
 
@@ -80,9 +81,12 @@ from .validation import (
     estimate_auto,
     predicted_metric,
     published_runs,
+    run_estimate,
     run_layout,
+    run_model,
     validation_table,
 )
+from .waterfall import waterfall, waterfall_table
 
 __all__ = [
     "estimate", "TrainingEstimate", "search", "search_space", "best_config", "scaling", "validation_table",
@@ -91,4 +95,5 @@ __all__ = [
     "model_flops_utilisation", "counted_flops_per_token", "reference_peak_flop_s", "convention_name",
     "ATTENTION_COUNTS", "PEAKS", "DEFAULT_ATTENTION", "DEFAULT_PEAK", "error_band", "ErrorBand",
     "published_goodput", "PublishedGoodput", "check_goodput", "goodput_words", "time_to_train_words",
+    "run_estimate", "run_model", "waterfall", "waterfall_table",
 ]

@@ -47,7 +47,7 @@ from .memory import (
     optimizer_step_bytes,
     stage_params,
 )
-from .pipeline import bubble_time, microbatch_time, microbatches_in_flight, stage_layers
+from .pipeline import bubble_time, microbatch_time, microbatches_in_flight, schedule_valid, stage_layers
 from .slots import (
     C_HBMBW,
     C_OVL,
@@ -59,6 +59,7 @@ from .slots import (
     CFG_MB,
     CFG_PP,
     CFG_REC,
+    CFG_SCHED,
     CFG_TP,
     CFG_VP,
     CFG_ZERO,
@@ -103,11 +104,16 @@ from .slots import (
 
 
 @njit(cache=True)
-def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, seqpar, usable_bytes, opt, out):
+def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, sched, flash, seqpar, usable_bytes, opt, out):
     """Fill ``out`` (the ``R_*`` slots) for one layout. ``B`` = global batch in sequences, ``s`` the
     sequence length; ``zero`` the ZeRO stage, ``rec`` the index in RECOMPUTE, ``gsync`` the index in
-    GRAD_SYNC; ``usable_bytes`` the HBM a chip may fill; ``opt`` the run's options (``O_*`` slots).
-    Every layout argument is a float except ``zero``, ``rec`` and ``gsync``."""
+    GRAD_SYNC, ``sched`` in SCHEDULES; ``usable_bytes`` the HBM a chip may fill; ``opt`` the run's
+    options (``O_*`` slots). Every layout argument is a float except ``zero``, ``rec``, ``gsync`` and ``sched``.
+
+    Length: one function on purpose. Each stage feeds the next (a layer's time sets the microbatch's,
+    which sets the bubble and the windows data parallelism hides behind) and the result slots are
+    written from the same locals; every formula lives in :mod:`.compute`, :mod:`.communication`,
+    :mod:`.pipeline` or :mod:`.memory`, and this function only puts them together."""
     for i in range(out.shape[0]):
         out[i] = 0.0
     L = mv[M_L]
@@ -127,14 +133,25 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, 
     n_fwd = 1.0 if rec == 2 else 0.0
     t_perm = (2.0 + n_fwd) * moe_permute_time(mv, c, T)
     t_imb = (3.0 + n_fwd) * imbalance_time(mv, ep, t_routed)
-    t_ovl_layer = c[C_OVL] * (h_tp + h_cp)    # compute slowed by the communication hidden behind it
+    h_ep = 0.0
+    if sched == 2:   # DualPipe hides the all-to-all behind the other direction's compute
+        h_ep = min(t_ep, t_fwd + t_bwd + t_rec)
+        t_ep -= h_ep
+    t_ovl_layer = c[C_OVL] * (h_tp + h_cp + h_ep)    # compute slowed by the communication hidden behind it
     t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep + t_perm + t_imb + t_ovl_layer
     # ---- the pipeline
     t_pp = pipeline_send_time(mv, c, T, tp, cp, dp, pp, vp, sp)
-    t_mb = microbatch_time(L, Lst, L_last, pp, t_layer, t_head, t_pp)
-    bubble = bubble_time(pp, vp, t_mb)
+    t_ovl_pp = 0.0
+    if sched == 2:   # ... and its sends
+        t_ovl_pp = c[C_OVL] * t_pp
+        t_pp = 0.0
+    t_mb = microbatch_time(L, Lst, L_last, pp, t_layer, t_head, t_pp + t_ovl_pp)
+    t_w = Lst * t_g                                  # weight-gradient GEMMs of a microbatch on the stage
+    bubble = bubble_time(pp, vp, t_mb, Lst * (t_bwd - t_g + t_rec), t_w, sched)
     # ---- data parallelism and the optimizer, on the parameters of the busiest stage
     p_ne, p_e = stage_params(mv, L, Lst, L_last, pp, tp, ep)
+    if sched == 2:   # DualPipe: each rank holds two stages' parameters, one per direction
+        p_ne, p_e = 2.0 * p_ne, 2.0 * p_e
     g_ne = dp * cp                            # ranks holding the same non-expert weights
     g_e = dp * cp / ep
     t_dp, t_bk, t_dp_total = data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, gsync, m, Lst * t_layer,
@@ -145,7 +162,7 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, 
     step = m * t_mb + bubble + t_dp + t_bk + t_opt + t_ovl_dp
     # ---- memory
     mem_w, mem_g, mem_o = model_state_bytes(c, p_ne, p_e, g_ne, g_e, zero, gsync, p_opt)
-    in_flight = microbatches_in_flight(m, pp, vp)
+    in_flight = microbatches_in_flight(m, pp, vp, sched)
     mem_a = activation_bytes(mv, T, Lst, sp, activation_bytes_per_token(mv, s, tp, sp, kv_loc, rec, flash),
                              in_flight, rec)
     mem_l = logits_bytes(mv, T, tp)
@@ -170,7 +187,7 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, flash, 
     out[R_T_OPTIMIZER_S] = t_opt
     out[R_T_PERMUTE_S] = layer_passes * t_perm
     out[R_T_IMBALANCE_S] = layer_passes * t_imb
-    out[R_T_OVERLAP_S] = layer_passes * t_ovl_layer + t_ovl_dp
+    out[R_T_OVERLAP_S] = layer_passes * t_ovl_layer + t_ovl_dp + m * t_ovl_pp
     out[R_MEM_WEIGHTS_BYTES] = mem_w
     out[R_MEM_GRADS_BYTES] = mem_g
     out[R_MEM_OPTIMIZER_BYTES] = mem_o
@@ -204,13 +221,13 @@ def grad_sync_valid(zero, gsync):
 
 
 @njit(cache=True)
-def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, cfg):
+def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, cfg):
     """Fill the rows of ``cfg`` (``CFG_*`` columns) with every valid layout; returns how many.
 
     Validity: tp·cp·pp·dp = n with dp among the candidates ``dps``, ep | dp and ep | experts,
     dp·mb | B, vp > 1 only with pp > 1, (B/(dp·mb)) % pp == 0 and pp·vp ≤ layers, tp | heads,
-    pp ≤ layers, s % 2cp == 0 (cp > 1), and the gradient sync valid for the ZeRO stage
-    (:func:`grad_sync_valid`).
+    pp ≤ layers, s % 2cp == 0 (cp > 1), the gradient sync valid for the ZeRO stage
+    (:func:`grad_sync_valid`) and the schedule for the pipeline (:func:`~.pipeline.schedule_valid`).
     """
     k = 0
     L = mv[M_L]
@@ -243,50 +260,55 @@ def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss,
                                 for gs in gss:
                                     if not grad_sync_valid(zero, gs):
                                         continue
-                                    for rec in recs:
-                                        cfg[k, CFG_TP] = tp
-                                        cfg[k, CFG_CP] = cp
-                                        cfg[k, CFG_PP] = pp
-                                        cfg[k, CFG_VP] = vp
-                                        cfg[k, CFG_DP] = dp
-                                        cfg[k, CFG_EP] = ep
-                                        cfg[k, CFG_MB] = mb
-                                        cfg[k, CFG_ZERO] = zero
-                                        cfg[k, CFG_REC] = rec
-                                        cfg[k, CFG_GSYNC] = gs
-                                        k += 1
+                                    for sc in scheds:
+                                        if not schedule_valid(sc, pp, vp, m):
+                                            continue
+                                        for rec in recs:
+                                            cfg[k, CFG_TP] = tp
+                                            cfg[k, CFG_CP] = cp
+                                            cfg[k, CFG_PP] = pp
+                                            cfg[k, CFG_VP] = vp
+                                            cfg[k, CFG_DP] = dp
+                                            cfg[k, CFG_EP] = ep
+                                            cfg[k, CFG_MB] = mb
+                                            cfg[k, CFG_ZERO] = zero
+                                            cfg[k, CFG_REC] = rec
+                                            cfg[k, CFG_GSYNC] = gs
+                                            cfg[k, CFG_SCHED] = sc
+                                            k += 1
     return k
 
 
 @njit(cache=True, parallel=True)
-def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, flash, seqpar, usable_bytes,
-                   opt, cfg, res):
+def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, flash, seqpar,
+                   usable_bytes, opt, cfg, res):
     """Enumerate every valid layout into the rows of ``cfg`` (:func:`_enumerate`), then evaluate them
     in parallel into the rows of ``res``; returns the number of rows filled."""
-    k = _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, cfg)
+    k = _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, cfg)
     for i in prange(k):
         _evaluate(mv, c, B, s, cfg[i, CFG_TP], cfg[i, CFG_CP], cfg[i, CFG_PP], cfg[i, CFG_VP], cfg[i, CFG_DP],
                   cfg[i, CFG_EP], cfg[i, CFG_MB], int(cfg[i, CFG_ZERO]), int(cfg[i, CFG_REC]), int(cfg[i, CFG_GSYNC]),
-                  flash, seqpar, usable_bytes, opt, res[i])
+                  int(cfg[i, CFG_SCHED]), flash, seqpar, usable_bytes, opt, res[i])
     return k
 
 
 # -- the public wrappers -----------------------------------------------------------------------------------------
 def evaluate_layout(mv: np.ndarray, cv: np.ndarray, B: int, s: int, tp: int, cp: int, pp: int, vp: int, dp: int,
                     ep: int, microbatch: int, zero_stage: int, rec: int, flash: bool, seqpar: bool,
-                    usable_bytes: float, opt: np.ndarray, grad_sync: int | None = None) -> np.ndarray:
+                    usable_bytes: float, opt: np.ndarray, grad_sync: int | None = None, schedule: int = 0) -> np.ndarray:
     """The result vector (``R_*`` slots, :data:`~.slots.RESULT_FIELDS`) of one layout.
 
     ``mv``, ``cv``: :func:`~.slots.model_vector`, :func:`~.slots.chip_vector`; ``B`` sequences of
     ``s`` tokens a step; ``rec`` the index of the recompute mode in RECOMPUTE; ``usable_bytes`` the
     HBM a chip may fill (bytes); ``opt`` the run's options (:func:`~.slots.options_vector`);
-    ``grad_sync`` the index in GRAD_SYNC (default: every microbatch from ZeRO-2 on, else once a step).
+    ``grad_sync`` the index in GRAD_SYNC (default: every microbatch from ZeRO-2 on, else once a step);
+    ``schedule`` the index in SCHEDULES (default 1F1B).
     The caller has checked that the layout is valid (:func:`accelbook.training.estimate` does).
     """
     gsync = (1 if zero_stage >= 2 else 0) if grad_sync is None else int(grad_sync)
     out = np.empty(N_RESULTS)
     _evaluate(mv, cv, float(B), float(s), float(tp), float(cp), float(pp), float(vp), float(dp), float(ep),
-              float(microbatch), zero_stage, rec, gsync, bool(flash), bool(seqpar), float(usable_bytes),
+              float(microbatch), zero_stage, rec, gsync, int(schedule), bool(flash), bool(seqpar), float(usable_bytes),
               np.ascontiguousarray(opt, dtype=np.float64), out)
     return out
 
@@ -300,6 +322,6 @@ def evaluate_layouts(mv: np.ndarray, cv: np.ndarray, n: int, B: int, s: int, spa
     res = np.zeros((cap, N_RESULTS))
     k = _search_kernel(mv, cv, float(n), float(B), float(s), space["tp"], space["cp"], space["pp"], space["vp"],
                        space["dp"], space["ep"], space["microbatch"], space["zero_stage"], space["recompute"],
-                       space["grad_sync"], bool(flash), bool(seqpar), float(usable_bytes),
+                       space["grad_sync"], space["schedule"], bool(flash), bool(seqpar), float(usable_bytes),
                        np.ascontiguousarray(opt, dtype=np.float64), cfg, res)
     return cfg[:k], res[:k]

@@ -27,6 +27,8 @@ from .slots import (
     R_STEP_TIME_S,
     RECOMPUTE,
     RESULT_FIELDS,
+    SCHEDULES,
+    attention_head_dim,
     chip_vector,
     model_vector,
     options_vector,
@@ -54,9 +56,10 @@ def search_space(model: Model, n: int, max_tp: int = 64, max_cp: int = 32, **fix
     """Candidate values per dimension (the kernel keeps the combinations that are valid).
 
     ``fixed``: any of :data:`~.slots.CONFIG_FIELDS` (tp, cp, pp, vp, dp, ep, microbatch, zero_stage,
-    recompute, grad_sync) — a value or a list of values to search instead of the default candidates
+    recompute, grad_sync, schedule) — a value or a list of values to search instead of the default candidates
     (powers of two for tp and cp, every divisor of n up to the layer count for pp, every divisor of
-    n for dp, 1/2/4/8 for vp and microbatch, every ZeRO stage, recompute mode and gradient sync).
+    n for dp, 1/2/4/8 for vp and microbatch, every ZeRO stage, recompute mode, gradient sync and
+    pipeline schedule).
     dp is otherwise what tp·cp·pp leave (``n / (tp·cp·pp)``); with dp pinned and cp not, cp is
     derived: ``n / (tp·pp·dp)`` when tp and pp are pinned too, else every divisor of ``n / dp``.
     """
@@ -72,6 +75,7 @@ def search_space(model: Model, n: int, max_tp: int = 64, max_cp: int = 32, **fix
         "zero_stage": np.array(ZERO_STAGES, dtype=np.int64),
         "recompute": np.arange(len(RECOMPUTE), dtype=np.int64),
         "grad_sync": np.arange(len(GRAD_SYNC), dtype=np.int64),
+        "schedule": np.arange(len(SCHEDULES), dtype=np.int64),
     }
     for k, v in fixed.items():
         if k not in space:
@@ -79,8 +83,8 @@ def search_space(model: Model, n: int, max_tp: int = 64, max_cp: int = 32, **fix
         if v is None:
             continue
         vals = _values(v)
-        if k in ("recompute", "grad_sync"):
-            names = RECOMPUTE if k == "recompute" else GRAD_SYNC
+        if k in ("recompute", "grad_sync", "schedule"):
+            names = {"recompute": RECOMPUTE, "grad_sync": GRAD_SYNC, "schedule": SCHEDULES}[k]
             vals = [names.index(one_of(k, x, names)) for x in vals]
         elif k == "zero_stage":
             vals = [one_of("zero_stage", x, ZERO_STAGES) for x in vals]
@@ -165,7 +169,8 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
     df.attrs["best"] = estimate(model, chip, n, global_batch_tokens, s, tp=int(best.tp), pp=int(best.pp),
                                 cp=int(best.cp), dp=int(best.dp), ep=int(best.ep), vp=int(best.vp),
                                 microbatch=int(best.microbatch), zero_stage=int(best.zero_stage),
-                                recompute=best.recompute, grad_sync=best.grad_sync, precision=precision,
+                                recompute=best.recompute, grad_sync=best.grad_sync, schedule=best.schedule,
+                                precision=precision,
                                 cluster=cl, flash_attention=flash_attention, sequence_parallel=sequence_parallel,
                                 memory_reserve=memory_reserve, tp_overlap=tp_overlap, cp_comm=cp_comm)
     return df
@@ -184,7 +189,7 @@ def search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision,
     sp = search_space(model, n, **fixed)
     check_pinned(model, n, s, fixed)
     mv = model_vector(model, s)
-    cv, _ = chip_vector(chip, cl, precision, s)
+    cv, _ = chip_vector(chip, cl, precision, s, attention_head_dim(model))
     cfg, res = evaluate_layouts(mv, cv, n, B, s, sp, flash_attention, sequence_parallel,
                                 usable_memory_bytes(chip.hbm_bytes, reserve),
                                 options_vector(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM)))
@@ -216,6 +221,7 @@ def best_config(model, chip, n, global_batch_tokens, seq_len, precision, cl, fix
     c = {f: int(v) for f, v in zip(CONFIG_FIELDS, cfg[order[0]])}
     c["recompute"] = RECOMPUTE[c["recompute"]]
     c["grad_sync"] = GRAD_SYNC[c["grad_sync"]]
+    c["schedule"] = SCHEDULES[c["schedule"]]
     return dict(c, precision=precision, seq_len=s, flash_attention=True, sequence_parallel=True)
 
 
@@ -242,6 +248,7 @@ def _frame(cfg: np.ndarray, res: np.ndarray) -> pd.DataFrame:
     df = pd.DataFrame(cfg.astype(np.int64), columns=list(CONFIG_FIELDS))
     df["recompute"] = np.array(RECOMPUTE, dtype=object)[df["recompute"].to_numpy()]
     df["grad_sync"] = np.array(GRAD_SYNC, dtype=object)[df["grad_sync"].to_numpy()]
+    df["schedule"] = np.array(SCHEDULES, dtype=object)[df["schedule"].to_numpy()]
     r = pd.DataFrame(res, columns=list(RESULT_FIELDS))
     r["fits"] = r["fits"] > 0.5
     r["n_microbatches"] = r["n_microbatches"].round().astype(np.int64)

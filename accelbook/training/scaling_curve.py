@@ -12,7 +12,7 @@ from accelbook.specs.models import Model
 from .arguments import batch_sequences, resolve
 from .kernel import evaluate_layout
 from .layouts import best_config
-from .slots import GRAD_SYNC, RECOMPUTE, chip_vector, model_vector, options_vector
+from .slots import GRAD_SYNC, RECOMPUTE, SCHEDULES, attention_head_dim, chip_vector, model_vector, options_vector
 from .step import TIME_LABELS, TrainingEstimate, to_estimate
 
 #: the ``TrainingEstimate.time`` keys counted as communication in ``comm_share`` (exposed
@@ -57,7 +57,7 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
             base = best_config(model, chip, counts[-1], gbt_of(counts[-1]), seq_len, precision, cl, fixed)
         except ValueError as e:
             raise ValueError(f"no layout fits at the largest count ({counts[-1]:,} chips): {e}") from None
-    vecs = (model_vector(model, seq_len), *chip_vector(chip, cl, precision, seq_len))
+    vecs = (model_vector(model, seq_len), *chip_vector(chip, cl, precision, seq_len, attention_head_dim(model)))
     for n in counts:
         gbt = gbt_of(n)
         try:
@@ -128,6 +128,7 @@ def _estimate_fast(model, chip, cl, n, gbt, s, c: dict, vecs) -> TrainingEstimat
                           c["zero_stage"], RECOMPUTE.index(c["recompute"]), c["flash_attention"],
                           c["sequence_parallel"], usable_memory_bytes(chip.hbm_bytes, MEMORY_RESERVE),
                           options_vector(0.0, c.get("cp_comm", "ring")),
-                          GRAD_SYNC.index(c["grad_sync"]) if "grad_sync" in c else None)
+                          GRAD_SYNC.index(c["grad_sync"]) if "grad_sync" in c else None,
+                          SCHEDULES.index(c.get("schedule", "1f1b")))
     config = dict(c, dp=dp, global_batch_sequences=B)
     return to_estimate(out, model, chip, cl, n, config, mv, notes, c["flash_attention"], MEMORY_RESERVE)

@@ -35,6 +35,10 @@ PRECISIONS = ("bf16", "fp8")
 #: microbatch (the full gradient buffer is kept while accumulating), or every microbatch (ZeRO ≥ 2 keeps
 #: only its shard). ZeRO-0/1 sync once a step, ZeRO-3 every microbatch; ZeRO-2 may do either.
 GRAD_SYNC = ("step", "microbatch")
+#: the pipeline schedule (the kernel's ``sched``: 0, 1, 2): 1F1B (interleaved when vp > 1; Narayanan et al.
+#: 2021), ZB-H1 (Qi et al. 2024: the weight-gradient GEMMs fill the bubble, 1F1B's memory) and DualPipe
+#: (DeepSeek-V3 report: two directions, a smaller bubble, all-to-all and sends hidden, two copies of the weights)
+SCHEDULES = ("1f1b", "zb-h1", "dualpipe")
 
 # -- the model vector ---------------------------------------------------------------------------------------
 # M_L layers; M_D d_model; M_H query heads; M_KV K/V heads; M_DH head dim; M_DFF dense FFN width;
@@ -82,12 +86,13 @@ def options_vector(tp_overlap: float = 0.0, cp_comm: str = "ring") -> np.ndarray
 
 
 # -- a layout: one row of the search ------------------------------------------------------------------------
-CONFIG_FIELDS = ("tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute", "grad_sync")
+CONFIG_FIELDS = ("tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute", "grad_sync", "schedule")
 CFG = MappingProxyType({name: i for i, name in enumerate(CONFIG_FIELDS)})
 CFG_TP, CFG_CP, CFG_PP, CFG_VP = CFG["tp"], CFG["cp"], CFG["pp"], CFG["vp"]
 CFG_DP, CFG_EP, CFG_MB = CFG["dp"], CFG["ep"], CFG["microbatch"]
 CFG_ZERO, CFG_REC = CFG["zero_stage"], CFG["recompute"]   # recompute as its index in RECOMPUTE
 CFG_GSYNC = CFG["grad_sync"]                                # grad_sync as its index in GRAD_SYNC
+CFG_SCHED = CFG["schedule"]                                 # schedule as its index in SCHEDULES
 
 # -- the results: the columns of search()'s table, in this order ------------------------------------------------
 RESULT_FIELDS = (
@@ -177,16 +182,18 @@ def router_imbalance(m: Model) -> tuple[float, str]:
                  f"{said}, {prov.source.title}; a validation-set figure, so one batch on one device is less even")
 
 
-def chip_vector(chip: Chip, cl: Cluster, precision: str, seq_len: int | None = None) -> tuple[np.ndarray, list[str]]:
+def chip_vector(chip: Chip, cl: Cluster, precision: str, seq_len: int | None = None,
+                head_dim: int = 128) -> tuple[np.ndarray, list[str]]:
     """The chip vector (``C_*`` slots) of ``chip`` in cluster ``cl`` at ``precision``, and notes on
     what was assumed (measured efficiencies borrowed, SM or MXU counts not published). ``C_ETA_ATT`` is
     the FlashAttention fraction at ``seq_len`` tokens (:func:`~accelbook.specs.efficiency.attention_efficiency`:
-    the chip's table by sequence length, log-linear, clamped at its ends; the single figure if None)."""
+    the chip's table by sequence length, log-linear, clamped at its ends; the single figure if None) and
+    query/key head size ``head_dim`` (:func:`attention_head_dim` of the model)."""
     if chip.hbm_bytes is None or chip.hbm_bw_bytes_per_s is None:
         raise ValueError(f"{chip.name} has no HBM; the training model needs HBM capacity and bandwidth")
     v = np.zeros(C_NVEC)
     gemm, why_g = measured_efficiency(chip, precision)
-    eta_att, why_a = attention_efficiency(chip, seq_len)
+    eta_att, why_a = attention_efficiency(chip, seq_len, head_dim=head_dim)
     v[C_PEAK] = chip.peak_flop_s(precision)
     v[C_PEAK_ATT] = chip.peak_flop_s("bf16")
     v[C_ETA], v[C_ETA_ATT] = gemm.fraction, eta_att
@@ -231,3 +238,8 @@ def overlap_interference(chip: Chip) -> tuple[float, str]:
     slow, prov = overlap_slowdown(chip)
     return slow, (f"{chip.name}: compute runs {slow:.1%} slower while a collective is hidden behind it "
                   f"({prov.source.title})")
+
+
+def attention_head_dim(m: Model) -> int:
+    """The query/key head size attention kernels see: ``d_qk / H`` (128 for Llama, 192 for MLA's nope + rope)."""
+    return int(round(m.attention_dim[0] / m.n_heads))

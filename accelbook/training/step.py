@@ -19,7 +19,18 @@ from .arguments import batch_sequences, memory_reserve_fraction, resolve
 from .goodput import check_goodput, time_to_train_words
 from .kernel import evaluate_layout
 from .mfu import ATTENTION_COUNTS, DEFAULT_ATTENTION, DEFAULT_PEAK, PEAKS, convention_name, model_flops_utilisation
-from .slots import CP_COMM, GRAD_SYNC, RECOMPUTE, R, chip_vector, model_vector, options_vector, router_imbalance
+from .slots import (
+    CP_COMM,
+    GRAD_SYNC,
+    RECOMPUTE,
+    SCHEDULES,
+    R,
+    attention_head_dim,
+    chip_vector,
+    model_vector,
+    options_vector,
+    router_imbalance,
+)
 
 HOURS = 3600.0
 ZERO_STAGES = (0, 1, 2, 3)
@@ -153,7 +164,7 @@ def layout_assumptions(config: dict) -> list[str]:
     """What the layout's own choices take for granted: the gradient sync, the pipeline schedule."""
     out = []
     if config.get("grad_sync") == "step":
-        out.append("gradients reduce-scattered once a step, after the last microbatch: the full bf16 gradient "
+        out.append("gradients reduce-scattered once a step, after the last microbatch: the full fp32 gradient "
                    "buffer is kept while accumulating (ZeRO-2 so synced holds what ZeRO-1 holds)")
     elif config.get("grad_sync") == "microbatch":
         out.append("gradients reduce-scattered every microbatch (each behind that microbatch's backward), so only "
@@ -163,10 +174,15 @@ def layout_assumptions(config: dict) -> list[str]:
                    "reduce-scattered after it, exposed (Llama 3's choice)" if config.get("cp_comm") == "allgather" else
                    "context parallelism by ring attention: K and V passed round the ring behind the attention "
                    "they feed (exposed only where attention is shorter)")
+    sched = config.get("schedule", "1f1b")
     if config.get("pp", 1) > 1:
-        out.append("pipeline schedule: 1F1B (interleaved when vp > 1); zero-bubble and DualPipe schedules "
-                   "(DeepSeek-V3) are not modelled: their smaller bubble and their overlap of expert all-to-all "
-                   "with compute are not in this estimate")
+        out.append({"1f1b": "pipeline schedule: 1F1B" + (" interleaved (vp chunks a stage)" if config.get("vp", 1) > 1
+                                                         else "") + ", bubble (pp-1)/vp microbatches",
+                    "zb-h1": "pipeline schedule: ZB-H1 (Qi et al. 2024): the weight-gradient GEMMs fill the bubble, "
+                             "(pp-1)·(F+B-W); 1F1B's memory",
+                    "dualpipe": "pipeline schedule: DualPipe (DeepSeek-V3): bubble (pp/2-1)·(F&B+B-3W), two copies of "
+                                "the stage's parameters, pp+1 microbatches in flight; expert all-to-all and pipeline "
+                                "sends hidden behind compute (which they slow by the measured overlap slowdown)"}[sched])
     return out
 
 
@@ -242,6 +258,18 @@ def check_batch(model: Model, B: int, dp: int, mb: int, pp: int, vp: int) -> Non
                          f"by pp = {pp}, and pp·vp ≤ {model.n_layers} layers")
 
 
+def check_schedule(schedule: str, pp: int, vp: int, m: int) -> str:
+    """The pipeline schedule (:data:`~.slots.SCHEDULES`), refused with the reason where it cannot run."""
+    one_of("schedule", schedule, SCHEDULES)
+    if schedule != "1f1b" and (pp <= 1 or vp != 1):
+        raise ValueError(f"schedule {schedule!r} needs a pipeline (pp > 1, got {pp}) without interleaving (vp = 1, "
+                         f"got {vp})")
+    if schedule == "dualpipe" and (pp % 2 or m % 2):
+        raise ValueError(f"schedule 'dualpipe' needs an even pp (got {pp}) and an even number of microbatches "
+                         f"(got {m}): microbatches enter from both ends")
+    return schedule
+
+
 def check_grad_sync(zero_stage: int, grad_sync: str | None) -> str:
     """The gradient sync (:data:`~.slots.GRAD_SYNC`) of a ZeRO stage: ``None`` takes every microbatch
     from ZeRO-2 on and once a step below; an impossible pairing is refused, saying why."""
@@ -262,7 +290,8 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
              recompute: str = "selective", microbatch: int = 1, vp: int = 1, precision: str = "bf16",
              cluster: Cluster | str | None = None, flash_attention: bool = True,
              sequence_parallel: bool = True, memory_reserve: float = MEMORY_RESERVE,
-             tp_overlap: float = 0.0, grad_sync: str | None = None, cp_comm: str = "ring") -> TrainingEstimate:
+             tp_overlap: float = 0.0, grad_sync: str | None = None, cp_comm: str = "ring",
+             schedule: str = "1f1b") -> TrainingEstimate:
     """Step time, MFU, tokens/s and memory per chip of one parallel layout.
 
     ``global_batch_tokens`` must be a whole number of ``seq_len`` sequences; ``dp`` defaults to
@@ -274,6 +303,8 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     ``memory_reserve``: share of HBM kept free (default 10 %). ``grad_sync``: "step" (gradients
     reduced once a step; the full gradient buffer kept while accumulating) or "microbatch" (reduce-
     scattered every microbatch; ZeRO ≥ 2 keeps a 1/dp shard); default "microbatch" from ZeRO-2 on.
+    ``schedule``: the pipeline schedule, "1f1b" (interleaved when vp > 1), "zb-h1" (zero bubble, Qi
+    et al. 2024) or "dualpipe" (DeepSeek-V3); the last two with vp = 1.
     ``cp_comm``: how context parallelism moves K and V: "ring" (ring attention, hidden behind the
     attention it feeds) or "allgather" (gathered before attention, exposed: Llama 3's choice).
     """
@@ -289,15 +320,16 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     dp = check_layout(model, n, s, tp, cp, pp, dp, ep)
     B = batch_sequences(global_batch_tokens, s)
     check_batch(model, B, dp, mb, pp, vp)
+    schedule = check_schedule(schedule, pp, vp, B // (dp * mb))
     mv = model_vector(model, s)
-    cv, notes = chip_vector(chip, cl, precision, s)
+    cv, notes = chip_vector(chip, cl, precision, s, attention_head_dim(model))
     notes = notes + [n for n in (router_imbalance(model)[1],) if n]
     out = evaluate_layout(mv, cv, B, s, tp, cp, pp, vp, dp, ep, mb, zero_stage, RECOMPUTE.index(recompute),
                           flash_attention, sequence_parallel, usable_memory_bytes(chip.hbm_bytes, reserve),
                           options_vector(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM)),
-                          grad_sync=GRAD_SYNC.index(grad_sync))
+                          grad_sync=GRAD_SYNC.index(grad_sync), schedule=SCHEDULES.index(schedule))
     config = dict(tp=tp, cp=cp, pp=pp, vp=vp, dp=dp, ep=ep, microbatch=mb, zero_stage=zero_stage, recompute=recompute,
-                  grad_sync=grad_sync, precision=precision, seq_len=s, global_batch_sequences=B,
+                  grad_sync=grad_sync, schedule=schedule, precision=precision, seq_len=s, global_batch_sequences=B,
                   flash_attention=bool(flash_attention), sequence_parallel=bool(sequence_parallel), cp_comm=cp_comm)
     est = to_estimate(out, model, chip, cl, n, config, mv, notes, flash_attention, reserve)
     return dataclasses.replace(est, assumptions=est.assumptions + tuple(layout_assumptions(est.config)))

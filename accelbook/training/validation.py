@@ -32,9 +32,9 @@ _RUN_REQUIRED = {"name", "model", "chip", "n_chips", "seq_len", "global_batch_se
 #: a run's layout keys and the value taken when the run does not give one
 RUN_LAYOUT_DEFAULTS = {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "vp": 1, "microbatch": 1, "zero_stage": 1,
                        "recompute": "auto", "precision": "bf16", "flash_attention": True, "sequence_parallel": True,
-                       "cluster": None, "cp_comm": "ring"}
+                       "cluster": None, "cp_comm": "ring", "schedule": "1f1b"}
 #: the layout keys the search may choose when a run lists them under ``assumed``
-SEARCHABLE = ("tp", "pp", "cp", "ep", "vp", "microbatch", "zero_stage", "recompute")
+SEARCHABLE = ("tp", "pp", "cp", "ep", "vp", "microbatch", "zero_stage", "recompute", "schedule")
 
 
 def estimate_auto(model, chip, n_chips, global_batch_tokens, seq_len, recompute="auto", **layout) -> TrainingEstimate:
@@ -143,7 +143,7 @@ def validation_table(path=None) -> pd.DataFrame:
             "convention": e["convention"], "reported": rep, "predicted": pred, "error": pred / rep - 1,
             "mfu": est.mfu, "mfu_convention": est.mfu_convention, "fits": est.fits, "recompute": c["recompute"],
             "layout": f"tp{c['tp']} cp{c['cp']} pp{c['pp']} vp{c['vp']} dp{c['dp']} ep{c['ep']} "
-                      f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']} {c['precision']} sync:{c['grad_sync']}",
+                      f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']} {c['precision']} sync:{c['grad_sync']} {c['schedule']}",
             "searched": ", ".join(searched), "source": e["reported_provenance"].source.title,
             "note": e.get("unmodelled", ""),
         })

@@ -71,27 +71,28 @@ def roofline_spec() -> DashboardSpec:
     )
 
 
-def training_cost_view(chips, model, mfu, price_scale, seq_len, precision="bf16") -> View:
+def training_cost_view(chips, model, mfu, price_scale, seq_len, precision="bf16", goodput=None) -> View:
     require_some(chips, "chip")
     m = get_model(model)
-    df, skipped = training_cost_table(m, [get_chip(c) for c in chips], mfu, seq_len, precision, price_scale)
+    df, skipped = training_cost_table(m, [get_chip(c) for c in chips], mfu, seq_len, precision, price_scale,
+                                      goodput=goodput)
     if df.empty:
         raise ValueError("none of the chosen chips has both a published price and a dense "
                          f"{precision} peak: " + "; ".join(skipped))
     best = df.loc[df["usd_per_million_tokens"].idxmin()]
-    goodput = training.published_goodput().fraction
     summary = (f"At {mfu:.0%} MFU, {m.name} (s = {seq_len}) needs "
                f"{m.flops_per_token(seq_len, training=True):.3g} FLOP per training token. "
-               f"Cheapest per token here: **{best['chip']}** at ${best['usd_per_million_tokens']:.2f} per million tokens. "
+               f"Cheapest per token here: **{best['chip']}** at ${best['usd_per_million_tokens']:.2f} per million tokens "
+               f"while it trains; {best['chip_hours'] / 1e6:,.2f} M chip-hours and "
+               f"${best['train_cost_usd'] / 1e6:,.1f} M for 1T tokens at {training.goodput_words(goodput)}. "
                f"MFU is your input, not a prediction (notebook 04's model, which predicts it: "
-               f"{training.error_band().words()}); costs assume every hour trains (÷ {goodput:.2f} at "
-               f"{training.goodput_words()}).")
+               f"{training.error_band().words()}).")
     if skipped:
         summary += "\n\nLeft out: " + "; ".join(skipped) + "."
     table = pd.DataFrame({
         "chip": df["chip"], "tokens/s per chip": df["tokens_per_s_per_chip"],
         "USD per 1M tokens": df["usd_per_million_tokens"], "USD/h (after ×)": df["price_usd_per_hour"],
-        "chip-hours per 1T tokens": df["chip_hours"],
+        f"chip-hours per 1T tokens (goodput {df['goodput'].iloc[0]:.2f})": df["chip_hours"],
     })
     return View(df, charts.training_cost_chart(df), summary, table=table)
 
@@ -107,6 +108,9 @@ def training_cost_spec() -> DashboardSpec:
             "mfu": Slider("MFU", 0.05, 0.80, 0.01, 0.40, help="model FLOPs utilisation"),
             "price_scale": Slider("price × list", 0.25, 2.0, 0.05, 1.0, help="discount or premium on list price"),
             "seq_len": LogSlider("sequence length", 10, 15, 4096),
+            "goodput": Slider("goodput (share of time training)", 0.5, 1.0, 0.01, training.published_goodput().fraction,
+                              help="failures, restarts and checkpoints take the rest; default: "
+                                   + training.goodput_words()),
         },
         view=training_cost_view,
     )

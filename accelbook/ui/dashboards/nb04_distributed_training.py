@@ -1,5 +1,6 @@
 """Notebook 04, *Distributed training*: one parallel layout's step time, MFU and memory next to the
-search's best, the search's fastest layouts, and weak scaling on GPU clusters and TPU pods."""
+search's best, the search's fastest layouts, weak scaling on GPU clusters and TPU pods, and the
+waterfall of one published run's error."""
 
 from __future__ import annotations
 
@@ -249,4 +250,42 @@ def scaling_spec() -> DashboardSpec:
     )
 
 
-SPECS = (training_spec, search_spec, scaling_spec)
+#: the run the waterfall opens on
+DEFAULT_WATERFALL_RUN = "llama31-405b-8k"
+
+
+def waterfall_words(df: pd.DataFrame) -> str:
+    """A run's waterfall (``training.waterfall``) in words: the ideal, the largest losses, the end."""
+    first, last = df.iloc[0], df.iloc[-1]
+    terms = df.iloc[1:].assign(points=lambda d: d["error"].shift(1, fill_value=first["error"]) - d["error"])
+    top = terms.reindex(terms["points"].abs().sort_values(ascending=False).index).head(3)
+    losses = "; ".join(f"{r.term} {fmt_si(r.seconds, 's')} ({-r.points * 100:+.0f} points)".replace("-", "\u2212")
+                       for r in top.itertuples())
+    return (f"**{first['run']}**: at the chip's peak the step would take {fmt_si(first['cumulative_s'], 's')} and "
+            f"read {first['predicted']:.4g} ({first['metric']}, {first['error']:+.0%} against the reported "
+            f"{first['reported']:.4g}). Largest terms beyond that: {losses}. The full step, "
+            f"{fmt_si(last['cumulative_s'], 's')}, predicts {last['predicted']:.4g}: **{last['error']:+.1%}**, the "
+            f"validation table's error (over all target runs: {training.error_band().words()}).")
+
+
+def waterfall_view(run) -> View:
+    df = training.waterfall(run)
+    table = df[["term", "seconds", "cumulative_s", "predicted", "error", "note"]]
+    return View(df.drop(columns=["note"]), charts.waterfall_chart(df), waterfall_words(df), table=table)
+
+
+def _run_options() -> list[tuple[str, str]]:
+    return [(e["name"], rid) for rid, e in training.published_runs().items()]
+
+
+@functools.lru_cache(maxsize=1)
+def waterfall_spec() -> DashboardSpec:
+    return DashboardSpec(
+        name="waterfall",
+        description="One published run: its step time built up from the ideal, term by term, and the error after each.",
+        controls={"run": Choice("published run", _run_options(), DEFAULT_WATERFALL_RUN)},
+        view=waterfall_view,
+    )
+
+
+SPECS = (training_spec, search_spec, scaling_spec, waterfall_spec)
