@@ -75,3 +75,13 @@ clean-cache:
 
 clean:
 	rm -rf $(VENV) .numba_cache artifacts .pytest_cache .hypothesis
+
+# Generated documents shipped in the repository (tests/test_course.py checks they are up to date):
+# docs/bibliography.md from data/sources.toml, instructor/solutions.md from the exercise checker.
+.PHONY: bibliography solutions
+
+bibliography: venv
+	$(BIN)/python -m accelbook.specs.bibliography
+
+solutions: venv
+	$(BIN)/python -m accelbook.ui.solutions

@@ -3,6 +3,14 @@
 Each exercise states its question, computes its expected answer from the catalogue and the model
 functions (so it follows the data), and accepts a numeric answer within a tolerance or one of a set
 of words. A wrong answer gets a hint, never the answer.
+
+The expected answer, for instructors and tests: ``EXERCISES[id].expected()`` calls the exercise's
+answer function and returns what the checker compares with, computed now from the catalogue and the
+models: a number (in ``EXERCISES[id].unit``; ``check`` accepts any answer within ``rel_tol`` of it,
+relatively, and exactly when ``rel_tol`` is 0) or a set of accepted lower-case words. For example
+``EXERCISES["ridge-h100"].expected()`` is 295.3 (FLOP/byte, ±2 %) and
+``EXERCISES["decode-bound"].expected()`` is ``{"memory"}``. ``accelbook.ui.solutions`` writes every
+exercise's worked solution from these values to ``instructor/solutions.md`` (``make solutions``).
 """
 
 from __future__ import annotations
@@ -29,6 +37,10 @@ from accelbook.specs.models import bytes_per_element, get_model
 
 @dataclass(frozen=True)
 class Exercise:
+    """One checked question. ``expected()`` returns the answer the checker compares with (a number in
+    ``unit``, accepted within ``rel_tol``; or a set of accepted lower-case words); ``hint`` is what a
+    wrong answer shows; ``notebook`` is the two-digit number of the notebook that asks it."""
+
     id: str
     notebook: str
     question: str
