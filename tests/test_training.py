@@ -924,3 +924,13 @@ def test_a_benchmark_with_forced_balanced_routing_pays_no_imbalance():
     free = T.estimate("deepseek-v3", "gb200", 256, 4096 * 4096, 4096, tp=1, pp=8, vp=4, ep=32, zero_stage=1,
                       recompute="selective", precision="fp8")
     assert free.time["t_imbalance_s"] > 0
+
+
+@pytest.mark.parametrize("n,kw", [(1024, dict(tp=8, pp=16, vp=1)), (1024, dict(tp=8, pp=16, vp=4)),
+                                  (768, dict(tp=8, pp=12, vp=1)), (64, dict(tp=8, pp=1))])
+def test_the_step_breakdown_sums_to_the_step_time(n, kw):
+    # 126 layers over pp = 16 stages: 8 on the full stages, 6 and the LM head on the last; the lines count an
+    # average stage, and the busiest stage's extra is its own line
+    e = T.estimate("llama-3.1-405b", "h100", n, 2048 * 8192, 8192, zero_stage=1, recompute="full", **kw)
+    assert sum(e.time.values()) == pytest.approx(e.step_time_s, rel=1e-12)
+    assert (e.time["t_stage_imbalance_s"] > 0) == (kw["pp"] > 1)

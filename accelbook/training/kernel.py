@@ -10,8 +10,10 @@ with ``h_*`` the communication hidden behind compute and σ (``C_OVL``) the meas
 compute while a collective runs beside it.
     MFU     = tokens · FLOP_per_token(causal) / (n · P · step),  HFU = MFU · 4/3 under full recomputation
 
-The per-step time components (``t_gemm_s``, ...) are those of the busiest stage: ``m·L/pp`` layer
-passes (forward + backward: ×3 for GEMMs and elementwise, ×3.5 attention FLOPs, ×3 score traffic).
+The per-step time components (``t_gemm_s``, ...) are those of an average stage: ``m·L/pp`` layer
+passes (forward + backward: ×3 for GEMMs and elementwise, ×3.5 attention FLOPs, ×3 score traffic), and
+``t_stage_imbalance_s`` what the busiest stage (``⌈L/pp⌉`` layers, or the last with the LM head) adds,
+so that the components sum to the step time.
 
 ``_enumerate`` lists the valid layouts and ``_search_kernel`` evaluates them in parallel (``prange``
 over independent rows, each writing only its own row). Call them through :func:`evaluate_layout`
@@ -98,6 +100,7 @@ from .slots import (
     R_T_PERMUTE_S,
     R_T_PP_COMM_S,
     R_T_RECOMPUTE_S,
+    R_T_STAGE_IMBALANCE_S,
     R_T_TP_COMM_S,
     R_TOKENS_PER_S_PER_CHIP,
 )
@@ -188,6 +191,9 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, sched, 
     out[R_T_PERMUTE_S] = layer_passes * t_perm
     out[R_T_IMBALANCE_S] = layer_passes * t_imb
     out[R_T_OVERLAP_S] = layer_passes * t_ovl_layer + t_ovl_dp + m * t_ovl_pp
+    # the step waits for the busiest stage (⌈L/pp⌉ layers, or the last stage's layers and the LM head);
+    # the lines above count an average stage (L/pp layers, the LM head / pp): the difference is its own line
+    out[R_T_STAGE_IMBALANCE_S] = m * max(0.0, t_mb - t_pp - t_ovl_pp - (L / pp) * t_layer - t_head / pp)
     out[R_MEM_WEIGHTS_BYTES] = mem_w
     out[R_MEM_GRADS_BYTES] = mem_g
     out[R_MEM_OPTIMIZER_BYTES] = mem_o

@@ -98,7 +98,7 @@ CFG_SCHED = CFG["schedule"]                                 # schedule as its in
 RESULT_FIELDS = (
     "step_time_s", "t_gemm_s", "t_attention_s", "t_elementwise_s", "t_recompute_s", "t_lm_head_s",
     "t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s", "t_bubble_s", "t_dp_comm_s", "t_dp_bucket_s",
-    "t_optimizer_s", "t_permute_s", "t_imbalance_s", "t_overlap_s", "mem_weights_bytes", "mem_grads_bytes", "mem_optimizer_bytes",
+    "t_optimizer_s", "t_permute_s", "t_imbalance_s", "t_overlap_s", "t_stage_imbalance_s", "mem_weights_bytes", "mem_grads_bytes", "mem_optimizer_bytes",
     "mem_activations_bytes", "mem_logits_bytes", "memory_per_chip_bytes", "fits", "mfu", "hfu",
     "tokens_per_s_per_chip", "n_microbatches", "t_dp_total_s",
 )
@@ -122,6 +122,7 @@ R_T_OPTIMIZER_S = R["t_optimizer_s"]
 R_T_PERMUTE_S = R["t_permute_s"]                # MoE tokens sorted to their experts and back, through HBM
 R_T_IMBALANCE_S = R["t_imbalance_s"]            # the busiest expert's extra work (the pace of expert parallelism)
 R_T_OVERLAP_S = R["t_overlap_s"]                # compute slowed by the communication hidden behind it
+R_T_STAGE_IMBALANCE_S = R["t_stage_imbalance_s"]  # the busiest pipeline stage beyond the average one
 R_MEM_WEIGHTS_BYTES = R["mem_weights_bytes"]
 R_MEM_GRADS_BYTES = R["mem_grads_bytes"]
 R_MEM_OPTIMIZER_BYTES = R["mem_optimizer_bytes"]

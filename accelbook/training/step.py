@@ -42,7 +42,7 @@ TIME_LABELS = {"t_gemm_s": "matmuls", "t_attention_s": "attention", "t_elementwi
                "t_pp_comm_s": "pipeline sends", "t_bubble_s": "pipeline bubble",
                "t_dp_comm_s": "data-parallel comm (exposed)", "t_dp_bucket_s": "data-parallel last bucket", "t_optimizer_s": "optimizer step",
                "t_permute_s": "MoE token permutation", "t_imbalance_s": "expert load imbalance",
-               "t_overlap_s": "compute slowed by hidden comm"}
+               "t_overlap_s": "compute slowed by hidden comm", "t_stage_imbalance_s": "pipeline stage imbalance"}
 #: ``TrainingEstimate.memory`` key (a result field) -> its display label
 MEMORY_LABELS = {"mem_weights_bytes": "weights", "mem_grads_bytes": "gradients",
                  "mem_optimizer_bytes": "optimizer states", "mem_activations_bytes": "activations",

@@ -21,7 +21,7 @@ TIME_COLOURS_BY_FIELD = {"t_gemm_s": "#1f77b4", "t_attention_s": "#6baed6", "t_e
                          "t_cp_comm_s": "#ff9896", "t_ep_comm_s": "#e377c2", "t_pp_comm_s": "#8c564b",
                          "t_bubble_s": "#ff7f0e", "t_dp_comm_s": "#bcbd22", "t_dp_bucket_s": "#dbdb8d",
                          "t_optimizer_s": "#7f7f7f", "t_permute_s": "#f7b6d2", "t_imbalance_s": "#c5b0d5",
-                         "t_overlap_s": "#9edae5"}
+                         "t_overlap_s": "#9edae5", "t_stage_imbalance_s": "#e7969c"}
 MEM_COLOURS_BY_FIELD = {"mem_weights_bytes": "#2ca02c", "mem_grads_bytes": "#98df8a",
                         "mem_optimizer_bytes": "#9467bd", "mem_activations_bytes": "#ffbb78",
                         "mem_logits_bytes": "#c49c94"}
