@@ -4,7 +4,9 @@
    256) at 8 requests/s on one instance with a realistic step cost (15 ms weight read that the tokens'
    0.05 ms of matmuls each overlap, 2e-8 s per context token, 0.05 ms more attention per prompt token,
    batch 256, 2,000,000 KV tokens).
-   Goal: under 1 s. Prints the time and requests per second, and the run's summary.
+   Goal: under 0.5 s (it was 1.2 s before the event loop's work became per event, not per resident).
+   Prints the time and requests per second, where it goes (workload generation, ``simulate``, the
+   summary's percentiles), and the run's summary.
 2. On 2,000 of those requests: the kernel against ``tests/naive_serving.py`` (identical first-token,
    finish and admission times and gaps asserted first), and the speed ratio; the same for the
    disaggregated mode.
@@ -27,7 +29,7 @@ from naive_serving import reference_simulate  # noqa: E402
 
 from accelbook.inference import serving as sv  # noqa: E402
 
-GOAL_S = 1.0
+GOAL_S = 0.5
 COST = sv.StepCost(fixed_s=0.0, weight_read_s=0.015, per_token_s=0.05e-3, comm_per_token_s=0.0,
                    decode_per_ctx_token_s=2e-8, prefill_attn_per_token_s=0.05e-3, max_batch=256, max_kv_tokens=2_000_000)
 LENGTHS = dict(prompt=("lognormal", 512, 0.5), output=("lognormal", 256, 0.7))
@@ -48,13 +50,15 @@ def main() -> int:
     sv.simulate(sv.workload(10, 1.0), COST, disaggregated=True)
     print(f"first calls (Numba compile or cache load): {time.perf_counter() - t0:.2f} s")
 
-    w = sv.workload(100_000, 8.0, **LENGTHS, seed=0)
-    best, med, r = best_of(lambda: sv.simulate(w, COST), 3)
+    t_gen, _, w = best_of(lambda: sv.workload(100_000, 8.0, **LENGTHS, seed=0), 3)
+    best, med, r = best_of(lambda: sv.simulate(w, COST), 5)
+    t_sum, _, s = best_of(r.summary, 3)
     print("1. 100,000 requests, Poisson 8/s, lognormal prompt 512 / output 256, one instance")
     print(f"   simulate: best {best:.3f} s, median {med:.3f} s, {w.n / med:,.0f} requests/s "
-          f"(goal {GOAL_S:.0f} s: {'met' if med < GOAL_S else 'MISSED'}); {len(r.iterations):,} iterations, "
+          f"(goal {GOAL_S} s: {'met' if med < GOAL_S else 'MISSED'}); {len(r.iterations):,} iterations, "
           f"{r.output_tokens:,} tokens")
-    s = r.summary()
+    print(f"   where the time goes (best of 3): workload generation {t_gen * 1e3:.0f} ms, simulate {best * 1e3:.0f} ms "
+          f"(the event loop and the result's arrays), summary {t_sum * 1e3:.0f} ms (mostly the weighted TBT sort)")
     print(f"   TTFT p50/p99 {s['ttft_p50_s'] * 1e3:.0f}/{s['ttft_p99_s'] * 1e3:.0f} ms, TBT p50/p99 "
           f"{s['tbt_p50_s'] * 1e3:.1f}/{s['tbt_p99_s'] * 1e3:.1f} ms, throughput {s['throughput_tok_s']:,.0f} tok/s, "
           f"mean resident {s['mean_resident']:.1f}, goodput(1 s, 50 ms) {r.goodput(1.0, 0.05):.2f} req/s")

@@ -19,7 +19,13 @@ The all-reduces' time is their latency (``2L·2(tp-1)·hop``, whatever the batch
 per token; the serving simulator charges them that way (``step``). The two kinds of kernel run one after the other, so their times add. A token crosses all
 ``pp`` stages: **TPOT** = ``pp·t_stage + (pp-1)·hop``, tokens/s/user = 1/TPOT, and a replica
 makes ``B / TPOT`` tokens/s. ``B_mem`` is HBM, or SRAM on chips whose weights live on-chip
-(Groq LPU, Cerebras WSE); ``η_mem`` is the share of the memory bandwidth that decode reaches.
+(Groq LPU, Cerebras WSE); ``η_mem`` is the share of the memory bandwidth that reads reach: the chip's
+measured achievable HBM bandwidth (BabelStream Triad, ``accelbook.specs.measured.achievable_hbm_fraction``;
+H100 2.97 of 3.35 TB/s), an ESTIMATE of 85 % on SRAM. Measured mechanisms on top, each its own term:
+``η_gemm`` times the GEMMs' shape efficiency (tile and wave quantisation, ``rates.gemm_shape_efficiency``);
+each all-reduce's fixed part at the measured nccl-tests small-message time (``measured.allreduce_latency``:
+A100 43 µs, H100 27 µs, H200 31 µs on 8 GPUs) instead of ``2(tp-1)·hop``; and with ``cuda_graphs=False``
+the measured host and launch time per layer (0.30 ms, ``measured.launch_overhead_per_layer``).
 
 **Prefill** of one prompt of ``s`` tokens: ``s·(2·N_active + L·s·(d_qk + d_v))`` FLOPs (causal)
 at the measured GEMM efficiency, or the weights' read time if that is longer, across the ``pp``
@@ -47,7 +53,8 @@ Where each part lives (one job a module):
   power; a tensor-parallel degree must divide the attention heads);
 - ``sweep``: the valid :func:`layouts`, every layout and batch that fits, :func:`min_chips` (weights,
   and with a context the KV cache), :func:`max_throughput`, :func:`pareto`, :func:`frontier`;
-- ``validation``: :func:`published_results` and :func:`validation_table` (``data/inference_runs.toml``);
+- ``validation``: :func:`published_results`, :func:`validation_table` (``data/inference_runs.toml``) and
+  :func:`error_band` (the model's error per metric, printed next to every number notebook 06 shows);
 - ``variants``: speculative decoding, heterogeneous GPU + LPU decode, disaggregated prefill and decode;
 - the serving simulator: ``serving`` (its specification, the Numba event loop, :func:`simulate`,
   ``load_sweep``), ``workload`` (:class:`ServingWorkload` and its generator), ``step``
@@ -61,6 +68,7 @@ from .estimate import (
     usable_bytes,
     weights_read_bytes,
 )
+from .mlperf import continuous_throughput, server_validation_table  # noqa: F401  (steady-state serving, MLPerf rows)
 from .rates import (
     DEFAULT_HOP_S,
     DEFAULT_LINK_BYTES_S,
@@ -69,21 +77,24 @@ from .rates import (
     MEMORY_BOUND_POWER,
     WEIGHT_PRECISIONS,
     gemm_efficiency,
+    gemm_shape_efficiency,
+    layer_gemms,
     nearest_peak_flop_s,
     peak_precision,
 )
 from .step import StepCost, step_cost
 from .sweep import frontier, layouts, max_throughput, min_chips, pareto, sweep
-from .validation import METRICS, published_results, validation_table
+from .validation import METRICS, ErrorBand, error_band, published_results, validation_table
 from .variants import disaggregation, expected_accepted, heterogeneous_decode, speculative
 
 __all__ = [
     "WEIGHT_PRECISIONS", "MEM_EFFICIENCY", "IDLE_POWER_SHARE", "MEMORY_BOUND_POWER", "DEFAULT_HOP_S",
-    "DEFAULT_LINK_BYTES_S", "nearest_peak_flop_s", "peak_precision", "gemm_efficiency",
+    "DEFAULT_LINK_BYTES_S", "nearest_peak_flop_s", "peak_precision", "gemm_efficiency", "gemm_shape_efficiency",
+    "layer_gemms",
     "InferenceEstimate", "estimate", "min_chips", "usable_bytes", "weights_read_bytes",
     "decode_attention_flops_per_context_token",
     "sweep", "layouts", "max_throughput", "pareto", "frontier",
-    "METRICS", "published_results", "validation_table",
+    "METRICS", "published_results", "validation_table", "ErrorBand", "error_band",
     "expected_accepted", "speculative", "heterogeneous_decode", "disaggregation",
     "StepCost", "step_cost",
 ]

@@ -4,15 +4,22 @@ The formulas are the package's (``accelbook.inference``'s docstring has them wit
 this module computes them in that order, one helper a quantity:
 
 - ``_memory``: weights and KV cache per chip against ``(1 - reserve)`` of its memory;
-- ``_decode``: ``t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm``,
+- ``_decode``: ``t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm + t_launch``,
   ``TPOT = pp·t_stage + (pp-1)·hop``;
-- ``_prefill``: ``TTFT = pp·(max(pf_cmp, pf_mem) + pf_comm) + (pp-1)·hop``;
+- ``_prefill``: ``TTFT = pp·(max(pf_cmp, pf_mem) + pf_comm + t_launch) + (pp-1)·hop``;
+
+with four measured mechanisms, each its own term: memory reads at the chip's achievable HBM bandwidth
+(``accelbook.specs.measured.achievable_hbm_fraction``, BabelStream Triad); GEMM compute divided by the
+shapes' tile/wave efficiency (``rates.gemm_shape_efficiency``); each all-reduce's fixed part at the
+measured small-message all-reduce time (``measured.allreduce_latency``, nccl-tests); and, without CUDA
+graphs, the measured host and launch time per layer (``measured.launch_overhead_per_layer``).
 - ``_throughput``: static batching, ``B·output_len / (t_prefill(B prompts) + output_len·TPOT)``;
 - ``_power``: ``P = P_idle + (TDP - P_idle)·activity``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -21,6 +28,7 @@ from accelbook.chip.roofline import layer_ops
 from accelbook.network.collectives import ring_time_s
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, get_chip, usable_memory_bytes
 from accelbook.specs.efficiency import measured_efficiency
+from accelbook.specs.measured import achievable_hbm_fraction, allreduce_latency, launch_overhead_per_layer
 from accelbook.specs.models import Model, bytes_per_element, get_model
 
 from .rates import (
@@ -31,6 +39,7 @@ from .rates import (
     MEMORY_BOUND_POWER,
     WEIGHT_PRECISIONS,
     gemm_efficiency,
+    gemm_shape_efficiency,
     nearest_peak_flop_s,
     peak_precision,
 )
@@ -103,6 +112,12 @@ class _Rates(NamedTuple):
     peak_att: float
     hop: float
     link: float
+    ar_lat: float | None      # measured small-message all-reduce time (s), None: the hop formula
+    why_ar: str
+    eta_mem: float            # share of the memory bandwidth reads reach
+    why_mem: str
+    t_launch: float           # host and launch time per layer (s), 0 with CUDA graphs
+    why_launch: str
 
 
 class _Memory(NamedTuple):
@@ -127,6 +142,8 @@ class _Decode(NamedTuple):
     t_comm: float
     t_stage: float
     tpot: float
+    eta_shape: float
+    t_launch: float
 
 
 class _Prefill(NamedTuple):
@@ -138,6 +155,7 @@ class _Prefill(NamedTuple):
     pf_mem: float
     pf_comm: float
     ttft: float
+    eta_shape: float
 
 
 def _layout(model: Model, n_chips, batch_size, input_len, output_len, precision, tp, pp, kv_precision,
@@ -162,11 +180,47 @@ def _layout(model: Model, n_chips, batch_size, input_len, output_len, precision,
     if model.n_heads % tp:
         raise ValueError(f"tp = {tp} does not divide the {model.n_heads} attention heads of {model.name}: "
                          "each chip of a tensor-parallel group holds whole heads")
-    fraction("mem_efficiency", mem_efficiency, zero_ok=False)
+    if mem_efficiency is not None:
+        fraction("mem_efficiency", mem_efficiency, zero_ok=False)
     return _Layout(n, B, s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision)
 
 
-def _rates(chip: Chip, precision: str, hop_latency_s: float | None) -> _Rates:
+def _memory_share(chip: Chip, mem_efficiency: float | None) -> tuple[float, str]:
+    """Share of the memory bandwidth reads reach: ``mem_efficiency`` if given (a what-if), else the chip's
+    measured achievable HBM fraction (BabelStream Triad; borrowed or the mean where not measured, and the
+    note says so), else (SRAM chips, no measurement) ``MEM_EFFICIENCY``, an ESTIMATE."""
+    if mem_efficiency is not None:
+        return mem_efficiency, f"memory reads at {mem_efficiency:.0%} of the memory bandwidth (set by the caller)"
+    if chip.hbm_bw_bytes_per_s is not None and chip.memory_bw_bytes_per_s == chip.hbm_bw_bytes_per_s:
+        m = achievable_hbm_fraction(chip)
+        src = f"{m.provenance.source.title}" if m.provenance is not None else "no measurement"
+        return m.fraction, (f"memory reads (weights, KV cache) at the achievable HBM bandwidth, {m.fraction:.0%} of "
+                            f"peak: {m.note} [{src}]")
+    return MEM_EFFICIENCY, (f"memory reads at {MEM_EFFICIENCY:.0%} of the on-chip memory bandwidth (ESTIMATE: "
+                            "no STREAM-like measurement of this memory)")
+
+
+def _collective_rates(chip: Chip, cuda_graphs: bool) -> tuple[float | None, str, float, str]:
+    """The measured all-reduce floor (s, or None) and the host/launch time per layer (s), with their sentences."""
+    ar = allreduce_latency(chip)
+    why_ar = ("all-reduce latency: each of a tensor-parallel layer's two all-reduces pays "
+              f"{ar.latency_s * 1e6:.0f} µs, the measured nccl-tests small-message time on {ar.n_gpus} GPUs "
+              f"({ar.message_bytes:,} B at {ar.message_bytes * 2 * (ar.n_gpus - 1) / ar.n_gpus / ar.latency_s / 1e9:.2f}"
+              f" GB/s busbw; {ar.provenance.source.title})"
+              + (f", borrowed from {ar.borrowed_from}" if ar.borrowed_from else "") + ", plus its bytes at the link rate"
+              if ar is not None else
+              "all-reduce latency: 2(tp-1) hops per all-reduce (no small-message measurement on this chip)")
+    t_launch, lm = launch_overhead_per_layer(cuda_graphs)
+    why_launch = ("CUDA graphs on (TensorRT-LLM's and vLLM's default): no host or launch time added; no published "
+                  "figure isolates what a replayed graph still loses between kernels" if cuda_graphs else
+                  f"CUDA graphs off: {t_launch * 1e3:.2f} ms of host and launch time per layer, measured "
+                  f"({lm.eager_s * 1e3:.0f} ms eager against {lm.graph_s * 1e3:.0f} ms graphed per token over "
+                  f"{lm.n_layers} layers; {lm.provenance.source.title})")
+    return (ar.latency_s if ar is not None else None), why_ar, t_launch, why_launch
+
+
+def _rates(chip: Chip, precision: str, hop_latency_s: float | None, mem_efficiency: float | None = None,
+           cuda_graphs: bool = True) -> _Rates:
     mem_bw, mem_cap = chip.memory_bw_bytes_per_s, chip.memory_bytes
     if mem_bw is None or mem_cap is None:
         raise ValueError(f"{chip.name} publishes no memory capacity or bandwidth")
@@ -183,10 +237,15 @@ def _rates(chip: Chip, precision: str, hop_latency_s: float | None) -> _Rates:
     hop = hop_latency_s if hop_latency_s is not None else (chip.link_latency_s or DEFAULT_HOP_S)
     link = (chip.link_bw_bytes_per_s / (2 if chip.link_bw_direction == "bidirectional" else 1)
             if chip.link_bw_bytes_per_s else DEFAULT_LINK_BYTES_S)
-    return _Rates(usable_bytes(chip), mem_bw, peak, used, eta, why_eta, eta_att, peak_att, hop, link)
+    eta_mem, why_mem = _memory_share(chip, mem_efficiency)
+    ar_lat, why_ar, t_launch, why_launch = _collective_rates(chip, cuda_graphs)
+    if hop_latency_s is not None:        # a hop latency set by the caller is a what-if of the hop formula
+        ar_lat, why_ar = None, "all-reduce latency: 2(tp-1) hops per all-reduce at the hop latency set by the caller"
+    return _Rates(usable_bytes(chip), mem_bw, peak, used, eta, why_eta, eta_att, peak_att, hop, link,
+                  ar_lat, why_ar, eta_mem, why_mem, t_launch, why_launch)
 
 
-def _memory(model: Model, lay: _Layout, r: _Rates, mem_efficiency: float, streaming_bw: float | None) -> _Memory:
+def _memory(model: Model, lay: _Layout, r: _Rates, streaming_bw: float | None) -> _Memory:
     """Weights (``resident``: none when they stream in) plus the batch's KV cache at full context."""
     if streaming_bw is not None:
         real("weight_streaming_bytes_per_s", streaming_bw, 0.0, lo_open=True, allow_inf=True)
@@ -198,7 +257,7 @@ def _memory(model: Model, lay: _Layout, r: _Rates, mem_efficiency: float, stream
     ctx_full = lay.s_in + lay.s_out
     mem_chip = resident + lay.B * ctx_full * kv_tok_chip
     max_batch = max(0, int((r.usable - resident) // (ctx_full * kv_tok_chip)))
-    w_bw = streaming_bw if streaming_bw is not None else mem_efficiency * r.mem_bw
+    w_bw = streaming_bw if streaming_bw is not None else r.eta_mem * r.mem_bw
     return _Memory(bpe, kvb, w_chip, resident, kv_tok_chip, ctx_full, mem_chip, max_batch, w_bw)
 
 
@@ -214,9 +273,11 @@ def weights_read_bytes(model: Model, bpe: float, tokens: float) -> float:
 
 def _allreduce(model: Model, lay: _Layout, r: _Rates) -> tuple[float, float]:
     """A stage's two ring all-reduces a layer of ``d_model`` bf16 activations per token, split into
-    their latency (s, whatever the tokens: ``(L/pp)·2·2(tp-1)·hop``) and their bytes (s per token)."""
+    their latency (s, whatever the tokens: ``(L/pp)·2·t_ar`` with ``t_ar`` the measured small-message
+    all-reduce time, or ``2(tp-1)·hop`` where none was measured) and their bytes (s per token)."""
     per_stage = (model.n_layers / lay.pp) * 2
-    return (per_stage * ring_time_s(2, 0.0, lay.tp, r.hop, r.link),
+    fixed = ring_time_s(2, 0.0, lay.tp, r.hop, r.link) if r.ar_lat is None or lay.tp <= 1 else r.ar_lat
+    return (per_stage * fixed,
             per_stage * ring_time_s(2, model.d_model * 2, lay.tp, 0.0, r.link))
 
 
@@ -229,7 +290,7 @@ def decode_attention_flops_per_context_token(model: Model) -> float:
     return model.n_layers * att.flops
 
 
-def _decode(model: Model, lay: _Layout, r: _Rates, m: _Memory, mem_efficiency: float, q: int = 1) -> _Decode:
+def _decode(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory, q: int = 1) -> _Decode:
     """One step for every sequence: a microbatch of ``b = B/pp`` per stage at mean context ``c``, each
     sequence processing ``q`` tokens that share its context (``q = γ+1`` verifies ``γ`` draft tokens): the
     weights and the KV cache are read once, the matmuls, attention FLOPs and all-reduce bytes are ``q``×."""
@@ -247,30 +308,37 @@ def _decode(model: Model, lay: _Layout, r: _Rates, m: _Memory, mem_efficiency: f
     # the matmuls (weights) and attention (KV cache) are different kernels: each is bound by its own
     # roofline, and their times add (a roofline per operation, as in notebook 01)
     gemm_mem = w_read / (tp * pp) / m.w_bw
-    gemm_cmp = bq * 2 * n_act / (tp * pp) / (r.eta * r.peak)
-    attn_mem = b * c * m.kv_tok_chip / (mem_efficiency * r.mem_bw)
+    # GEMMs of bq rows: tile/wave losses on GPUs; on TPUs the fold model charges every fold its weight
+    # preload, which at a decode step's few rows it cannot hide, and no measurement checks that: not applied
+    eta_shape = gemm_shape_efficiency(model, chip, math.ceil(bq), tp) if chip.kind == "gpu" else 1.0
+    gemm_cmp = bq * 2 * n_act / (tp * pp) / (r.eta * r.peak * eta_shape)
+    attn_mem = b * c * m.kv_tok_chip / (r.eta_mem * r.mem_bw)
     attn_cmp = bq * c * decode_attention_flops_per_context_token(model) / (tp * pp) / (r.eta_att * r.peak_att)
     ar_fixed, ar_tok = _allreduce(model, lay, r)
     t_comm = ar_fixed + bq * ar_tok                      # two all-reduces a layer
-    t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm
+    t_launch = (model.n_layers / pp) * r.t_launch        # host and launch time, without CUDA graphs
+    t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm + t_launch
     tpot = pp * t_stage + (pp - 1) * (r.hop + bq * d * 2 / r.link)
-    return _Decode(gemm_mem, gemm_cmp, attn_mem, attn_cmp, t_comm, t_stage, tpot)
+    return _Decode(gemm_mem, gemm_cmp, attn_mem, attn_cmp, t_comm, t_stage, tpot, eta_shape, t_launch)
 
 
-def _prefill(model: Model, lay: _Layout, r: _Rates, m: _Memory) -> _Prefill:
-    """One prompt of ``s_in`` tokens at an idle server: causal attention, the stages one after another."""
+def _prefill(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory) -> _Prefill:
+    """One prompt of ``s_in`` tokens at an idle server: causal attention, the stages one after another;
+    the GEMMs at the efficiency of their ``s_in``-row shapes."""
     tp, pp, s_in = lay.tp, lay.pp, lay.s_in
     L, d = model.n_layers, model.d_model
     d_qk, d_v = model.attention_dim
-    per_tok = 2 * model.matmul_params_active / (tp * pp) / (r.eta * r.peak)        # one token's matmuls
+    eta_shape = gemm_shape_efficiency(model, chip, s_in, tp)
+    per_tok = 2 * model.matmul_params_active / (tp * pp) / (r.eta * r.peak * eta_shape)   # one token's matmuls
     attn_tok = L * s_in * (d_qk + d_v) / (tp * pp) / (r.eta_att * r.peak_att)     # its causal attention
     pf_tok = per_tok + attn_tok
     pf_cmp = s_in * pf_tok
     pf_mem = (weights_read_bytes(model, m.bpe, s_in) / (tp * pp)) / m.w_bw
     ar_fixed, ar_tok = _allreduce(model, lay, r)
     pf_comm = ar_fixed + s_in * ar_tok
-    ttft = pp * (max(pf_cmp, pf_mem) + pf_comm) + (pp - 1) * (r.hop + s_in * d * 2 / r.link)
-    return _Prefill(per_tok, attn_tok, pf_tok, pf_cmp, pf_mem, pf_comm, ttft)
+    ttft = (pp * (max(pf_cmp, pf_mem) + pf_comm + (L / pp) * r.t_launch)
+            + (pp - 1) * (r.hop + s_in * d * 2 / r.link))
+    return _Prefill(per_tok, attn_tok, pf_tok, pf_cmp, pf_mem, pf_comm, ttft, eta_shape)
 
 
 def _throughput(lay: _Layout, dec: _Decode, pf: _Prefill) -> float:
@@ -292,14 +360,21 @@ def _power(chip: Chip, dec: _Decode) -> tuple[str, float | None]:
     return bound, chip.tdp_w * (IDLE_POWER_SHARE + (1 - IDLE_POWER_SHARE) * min(1.0, activity))
 
 
-def _assumptions(chip: Chip, precision: str, r: _Rates, mem_efficiency: float,
+def _assumptions(chip: Chip, precision: str, r: _Rates, dec: _Decode, pf: _Prefill,
                  streaming_bw: float | None) -> tuple[str, ...]:
     widened = (() if r.peak_used == precision else
                (f"{chip.name} publishes no {precision} peak: the math runs at its {r.peak_used} peak "
                 f"({r.peak / 1e12:,.0f} TFLOP/s), the {precision} weights widened",))
     return widened + (
         r.why_eta,
-        f"decode reaches {mem_efficiency:.0%} of the memory bandwidth (ESTIMATE)",
+        r.why_mem,
+        ("GEMM shapes: " + (f"decode {dec.eta_shape:.0%}, prefill {pf.eta_shape:.0%} of the measured GEMM rate "
+                            "(tile and wave quantisation, accelbook.chip.tiling)" if chip.kind == "gpu" else
+                            f"prefill {pf.eta_shape:.0%} of the measured GEMM rate (MXU folds, accelbook.chip.tiling); "
+                            "decode not charged (no measurement checks the fold model at a few rows)"
+                            if chip.kind == "tpu" else "no tiling model for this chip: none charged")),
+        r.why_ar,
+        r.why_launch,
         ("weights streamed in at " + f"{streaming_bw / 1e9:,.0f} GB/s per chip (what-if)" if streaming_bw is not None
          else "weights resident in the chip's memory"),
         f"chip-to-chip hop {r.hop * 1e6:.1f} µs, link {r.link / 1e9:.0f} GB/s per direction"
@@ -312,9 +387,10 @@ def _assumptions(chip: Chip, precision: str, r: _Rates, mem_efficiency: float,
 
 def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int, input_len: int, output_len: int,
              precision: str = "bf16", tp: int | None = None, pp: int = 1, kv_precision: str | None = None,
-             mem_efficiency: float = MEM_EFFICIENCY, hop_latency_s: float | None = None,
+             mem_efficiency: float | None = None, hop_latency_s: float | None = None,
              price_usd_per_hour: float | None = None,
-             weight_streaming_bytes_per_s: float | None = None, tokens_per_seq: int = 1) -> InferenceEstimate:
+             weight_streaming_bytes_per_s: float | None = None, tokens_per_seq: int = 1,
+             cuda_graphs: bool = True) -> InferenceEstimate:
     """TTFT, TPOT, tokens/s (total, per user, per chip), KV cache, the largest batch that fits,
     power, tokens/kW and USD per million output tokens for one layout (``accelbook.inference``'s docstring).
 
@@ -324,16 +400,23 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
 
     ``tokens_per_seq``: tokens each sequence processes in one decode step, sharing its context
     (``γ + 1`` when the target verifies ``γ`` draft tokens, :func:`~accelbook.inference.variants.speculative`);
-    TPOT is then the time of that step."""
+    TPOT is then the time of that step.
+
+    ``mem_efficiency``: share of the memory bandwidth reads reach; None (default) takes the chip's measured
+    achievable HBM bandwidth (:func:`accelbook.specs.measured.achievable_hbm_fraction`).
+    ``cuda_graphs``: kernels replayed as CUDA graphs (default, as TensorRT-LLM and vLLM do); False adds the
+    measured host and launch time per layer (:func:`accelbook.specs.measured.launch_overhead_per_layer`)."""
     model = model if isinstance(model, Model) else get_model(model)
     chip = chip if isinstance(chip, Chip) else get_chip(chip)
     lay = _layout(model, n_chips, batch_size, input_len, output_len, precision, tp, pp, kv_precision,
                   mem_efficiency, hop_latency_s, price_usd_per_hour)
-    r = _rates(chip, precision, hop_latency_s)
+    if not isinstance(cuda_graphs, bool):
+        raise ValueError(f"cuda_graphs must be True or False, got {cuda_graphs!r}")
+    r = _rates(chip, precision, hop_latency_s, mem_efficiency, cuda_graphs)
     streaming = weight_streaming_bytes_per_s
-    m = _memory(model, lay, r, mem_efficiency, streaming)
-    dec = _decode(model, lay, r, m, mem_efficiency, whole("tokens_per_seq", tokens_per_seq))
-    pf = _prefill(model, lay, r, m)
+    m = _memory(model, lay, r, streaming)
+    dec = _decode(model, chip, lay, r, m, whole("tokens_per_seq", tokens_per_seq))
+    pf = _prefill(model, chip, lay, r, m)
     tps = _throughput(lay, dec, pf)
     allreduce = _allreduce(model, lay, r)
     bound, power = _power(chip, dec)
@@ -345,7 +428,8 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     return InferenceEstimate(
         model=model.name, chip=chip.name, n_chips=n,
         config=dict(tp=lay.tp, pp=lay.pp, replicas=lay.replicas, batch_size=B, input_len=lay.s_in,
-                    output_len=lay.s_out, precision=precision, kv_precision=lay.kv_precision),
+                    output_len=lay.s_out, precision=precision, kv_precision=lay.kv_precision,
+                    cuda_graphs=cuda_graphs),
         ttft_s=pf.ttft, tpot_s=dec.tpot, tokens_per_s=tps, tokens_per_s_per_user=1 / dec.tpot,
         tokens_per_s_per_chip=tps / n, kv_cache_bytes=B * ctx_full * m.kvb, max_batch_size=m.max_batch,
         fits=m.mem_chip <= r.usable, memory_per_chip_bytes=m.mem_chip, memory_capacity_bytes=r.usable,
@@ -353,13 +437,16 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
         prefill_bound="compute" if pf.pf_cmp >= pf.pf_mem else "memory",
         breakdown=dict(decode_memory_s=dec.gemm_mem + dec.attn_mem, decode_compute_s=dec.gemm_cmp + dec.attn_cmp,
                        decode_comm_s=dec.t_comm, stage_s=dec.t_stage,
-                       decode_gemm_s=max(dec.gemm_mem, dec.gemm_cmp), decode_attention_s=max(dec.attn_mem, dec.attn_cmp),
+                       decode_gemm_s=max(dec.gemm_mem, dec.gemm_cmp), decode_gemm_compute_s=dec.gemm_cmp,
+                       decode_attention_compute_s=dec.attn_cmp, decode_attention_s=max(dec.attn_mem, dec.attn_cmp),
                        prefill_compute_s=pf.pf_cmp, prefill_memory_s=pf.pf_mem, prefill_comm_s=pf.pf_comm,
                        weights_per_chip_bytes=m.w_chip, kv_per_chip_bytes=B * ctx_full * m.kv_tok_chip,
                        kv_token_per_chip_bytes=m.kv_tok_chip, decode_per_seq_s=pf.per_tok,
-                       decode_per_ctx_token_s=m.kv_tok_chip / (mem_efficiency * r.mem_bw),
+                       decode_per_ctx_token_s=m.kv_tok_chip / (r.eta_mem * r.mem_bw),
                        prefill_per_token_s=pf.pf_tok, prefill_attention_per_token_s=pf.attn_tok,
                        decode_weights_read_s=dec.gemm_mem, allreduce_fixed_s=allreduce[0],
-                       allreduce_per_token_s=allreduce[1]),
-        assumptions=_assumptions(chip, precision, r, mem_efficiency, streaming),
+                       allreduce_per_token_s=allreduce[1], memory_share=r.eta_mem,
+                       decode_gemm_shape_efficiency=dec.eta_shape, prefill_gemm_shape_efficiency=pf.eta_shape,
+                       allreduce_latency_s=r.ar_lat, decode_launch_s=dec.t_launch, launch_per_layer_s=r.t_launch),
+        assumptions=_assumptions(chip, precision, r, dec, pf, streaming),
     )

@@ -9,12 +9,18 @@ shares and defaults the inference model assumes where the catalogue is silent (e
 - ``gemm_efficiency``: the measured share of peak a large GEMM reaches (``accelbook.specs.efficiency``,
   fp8 for the 8- and 4-bit formats, bf16 otherwise), or 70 % of peak ASSUMED when neither the chip
   nor a sibling has a measurement.
+- ``gemm_shape_efficiency``: what the GEMMs' shapes lose on top of that (tile and wave quantisation on
+  GPUs, MXU folds on TPUs, :mod:`accelbook.chip.tiling`), FLOP-weighted over a forward pass.
 """
 
 from __future__ import annotations
 
+import math
+
+from accelbook.chip.tiling import GPU_TILE, gpu_gemm, tpu_gemm
 from accelbook.specs.chips import Chip, base_id
 from accelbook.specs.efficiency import measured_efficiency
+from accelbook.specs.models import Model
 
 WEIGHT_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
 MEM_EFFICIENCY = 0.85          # share of memory bandwidth decode reaches (ESTIMATE; Azure measured 92% on GB200 HBM)
@@ -73,3 +79,67 @@ def gemm_efficiency(chip: Chip, precision: str) -> tuple[float, str]:
                               f"{chip.name}: no GEMM measurement for it or a sibling; "
                               f"{ASSUMED_GEMM_EFFICIENCY:.0%} of peak ASSUMED")
     return _GEMM_EFF[key]
+
+
+# -- GEMM efficiency by shape ------------------------------------------------------------------------------
+
+_SHAPE_ETA: dict = {}
+
+
+def _gemm_eta(chip: Chip, M: int, N: int, K: int) -> float:
+    """η_shape of one ``[M×K]·[K×N]`` GEMM (:mod:`accelbook.chip.tiling`). On a GPU: tiles of
+    ``t_m × 128 × 64`` with ``t_m`` the smallest power of two from 16 (the tensor-core instruction's rows)
+    to 128 that covers ``M`` (libraries instantiate short tiles for few rows, so a decode step's GEMM is not
+    padded to 128 rows), and the better of the plain tiling and split-K, which cuBLAS and CUTLASS use when
+    the tiles do not fill the SMs (``s`` K-slices make ``s×`` the tiles: the tiling of
+    ``[M×K/s]·[K/s×N·s]``). On a TPU: the MXU folds."""
+    M, N, K = max(1, int(M)), max(1, int(N)), max(1, int(K))
+    if chip.kind == "tpu":
+        return tpu_gemm(M, N, K, chip.mxu_rows or 128, chip.mxu_count or 4)["efficiency"]
+    sms = chip.compute_units or 132
+    tm = min(GPU_TILE[0], max(16, 1 << (M - 1).bit_length()))
+    plain = gpu_gemm(M, N, K, sms, tile_m=tm)
+    s = min(sms // plain["tiles"], K // GPU_TILE[2])
+    if s < 2:
+        return plain["efficiency"]
+    return max(plain["efficiency"], gpu_gemm(M, N * s, math.ceil(K / s), sms, tile_m=tm)["efficiency"])
+
+
+def layer_gemms(model: Model, M: int, tp: int) -> list[tuple[int, float, float, float]]:
+    """The GEMMs of one forward pass over ``M`` tokens on one of ``tp`` chips, as (count, M, N, K):
+    attention projections (the output projection split along K, the others along N), the FFN (dense
+    layers, and on MoE layers each active expert with ``M·top_k/E`` rows, shared experts with ``M``),
+    the LM head; ``count`` is how many such GEMMs the model runs."""
+    L, d = model.n_layers, model.d_model
+    out = [(L, M, o, i / tp) if name == "o" else (L, M, o / tp, i) for name, (i, o) in model.attention_matrices().items()]
+    up = 2 if model.ffn == "swiglu" else 1
+    if model.n_dense_ffn_layers:
+        out += [(model.n_dense_ffn_layers * up, M, model.d_ff / tp, d), (model.n_dense_ffn_layers, M, d, model.d_ff / tp)]
+    if model.moe is not None:
+        mo, Lm = model.moe, model.n_moe_layers
+        m_e = max(1.0, M * mo.top_k / mo.n_experts)
+        for n_exp, rows in ((min(mo.n_experts, M * mo.top_k), m_e), (mo.n_shared_experts, M)):
+            if n_exp:
+                out += [(Lm * n_exp * up, rows, mo.d_ff_expert / tp, d), (Lm * n_exp, rows, d, mo.d_ff_expert / tp)]
+    return out + [(1, M, model.vocab_size / tp, d)]
+
+
+def gemm_shape_efficiency(model: Model, chip: Chip, tokens: int, tp: int) -> float:
+    """η_shape of a forward pass over ``tokens`` tokens: the FLOP-weighted efficiency of its GEMMs
+    (:func:`layer_gemms`), ``Σ F_i / Σ (F_i / η_i)`` with ``F_i = 2·M·N·K`` and ``η_i`` the tile/wave
+    (GPU, 128×128×64 tiles, split-K when the tiles do not fill the SMs) or MXU fold (TPU) efficiency
+    of :mod:`accelbook.chip.tiling`, the same functions the training model uses; 1 on other chips (no
+    tiling model). Llama 2 70B, 128 tokens on one of 8 H100s: 0.90 (the QKV projection, 1,280 columns,
+    is 10 tiles, split 13 ways); 32 rows on one of 4: 0.90 (16-row tiles); one row: 0.06 (the weights' read
+    binds long before); the compute time is divided by it."""
+    if chip.kind not in ("gpu", "tpu"):
+        return 1.0
+    key = (model.id, base_id(chip), chip.compute_units, chip.mxu_rows, chip.mxu_count, int(tokens), int(tp))
+    if key not in _SHAPE_ETA:
+        flops = time = 0.0
+        for n, M, N, K in layer_gemms(model, tokens, tp):
+            f = n * 2.0 * M * N * K
+            flops += f
+            time += f / _gemm_eta(chip, M, math.ceil(N), math.ceil(K))
+        _SHAPE_ETA[key] = flops / time
+    return _SHAPE_ETA[key]

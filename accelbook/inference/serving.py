@@ -99,6 +99,46 @@ def _grow_i(a):
 
 
 @njit(cache=True)
+def _heap_push(key, val, size, k, v):
+    """Push (``k``, ``v``) on the binary min-heap ``key``/``val`` of ``size`` entries; returns the new size."""
+    i = size
+    while i > 0:
+        parent = (i - 1) // 2
+        if key[parent] <= k:
+            break
+        key[i] = key[parent]
+        val[i] = val[parent]
+        i = parent
+    key[i] = k
+    val[i] = v
+    return size + 1
+
+
+@njit(cache=True)
+def _heap_pop(key, val, size):
+    """Remove the top of the min-heap ``key``/``val`` of ``size`` entries; returns the new size."""
+    size -= 1
+    k = key[size]
+    v = val[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and key[c + 1] < key[c]:
+            c += 1
+        if key[c] >= k:
+            break
+        key[i] = key[c]
+        val[i] = val[c]
+        i = c
+    if size > 0:
+        key[i] = k
+        val[i] = v
+    return size
+
+
+@njit(cache=True)
 def _instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, dctx, pattn, max_batch, max_kv, chunk,
               pleft, gen, last, first_tok, finish, admit):
     """Run one instance over ``queue`` (request ids, ``ready`` non-decreasing in that order): the
@@ -111,9 +151,21 @@ def _instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, dctx, p
     fields in order. Returns an :data:`InstanceRun`: per iteration ``start_s``, ``dt_s``,
     ``resident``, ``decoding``, ``prefill_tokens``; the gaps, ``gap_s`` repeated ``gap_count`` times.
 
-    Length: one function on purpose. Every step reads and writes the same state: the residents'
-    compacted slots (``res``, ``s_left``, ``s_gen``, ``s_last``, ``s_prompt``, ``s_out``, ``kind``),
-    the growing iteration and gap records, and the scalars ``t``, ``head``, ``nres``, ``kv``,
+    The work per iteration is the events (admissions, prefill chunks, first tokens, finishes), not the
+    residents, from three invariants of the docstring's rules:
+
+    - the requests in prefill form a queue in admission order (``pfq[pf_head:pf_tail]``): the chunk
+      budget goes to them in that order, so only a prefix of it completes in an iteration;
+    - every decoding request decodes in every iteration, so one with ``g`` tokens at its first decode
+      iteration ``k`` finishes at the end of iteration ``k + out - g - 1``: a min-heap on that index
+      (``hk``, ``hv``) yields the finishes; the decoders' context ``ctx`` grows by ``ndec`` an iteration;
+    - a decoder resident before this iteration made its last token at this iteration's start ``t0``:
+      its gap is ``t - t0``, one record for all of them; only one admitted now (decode-only instances)
+      can have an older last token, a gap of its own (in admission order, before the shared record).
+
+    Length: one function on purpose. Every step reads and writes the same state: the prefill queue
+    (``pfq``, ``pf_head``, ``pf_tail``), the finish heap, the fresh decoders (``fresh``), the growing
+    iteration and gap records, and the scalars ``t``, ``head``, ``nres``, ``ndec``, ``ctx``, ``kv``,
     ``n_it``, ``n_g``. Helpers would take a dozen arrays and hand back the grown ones; the steps
     numbered in place read closer to the docstring, and the hot loop stays one compiled unit."""
     n = queue.shape[0]
@@ -123,27 +175,28 @@ def _instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, dctx, p
     it_res = np.empty(cap, dtype=np.int64)
     it_dec = np.empty(cap, dtype=np.int64)
     it_p = np.empty(cap, dtype=np.int64)
-    gcap = 256
-    g_v = np.empty(gcap)
-    g_c = np.empty(gcap, dtype=np.int64)
+    g_v = np.empty(cap)
+    g_c = np.empty(cap, dtype=np.int64)
     n_it = 0
     n_g = 0
-    # per-slot copies of the residents' state, compacted in admission order (contiguous access)
-    res = np.empty(max_batch, dtype=np.int64)
-    s_left = np.empty(max_batch, dtype=np.int64)
-    s_gen = np.empty(max_batch, dtype=np.int64)
-    s_last = np.empty(max_batch)
-    s_prompt = np.empty(max_batch, dtype=np.int64)
-    s_out = np.empty(max_batch, dtype=np.int64)
-    kind = np.empty(max_batch, dtype=np.int64)     # 0 prefilling, 1 first token now, 2 decoding
+    pfq = np.empty(max(n, 1), dtype=np.int64)      # requests in prefill, admission order
+    hk = np.empty(max_batch, dtype=np.int64)       # finish heap: iteration index of the last token
+    hv = np.empty(max_batch, dtype=np.int64)       # ... and the request
+    fresh = np.empty(max_batch, dtype=np.int64)    # decoders admitted this iteration
+    pf_head = 0
+    pf_tail = 0
+    nh = 0
     t = 0.0
     head = 0
     nres = 0
+    ndec = 0
+    ctx = 0
     kv = 0
     while head < n or nres > 0:
         if nres == 0 and ready[queue[head]] > t:
             t = ready[queue[head]]
         # 1. admit
+        n_fresh = 0
         while head < n and nres < max_batch:
             r = queue[head]
             if ready[r] > t:
@@ -152,34 +205,33 @@ def _instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, dctx, p
             if kv + need > max_kv:
                 break
             kv += need
-            res[nres] = r
-            s_left[nres] = pleft[r]
-            s_gen[nres] = gen[r]
-            s_last[nres] = last[r]
-            s_prompt[nres] = prompt[r]
-            s_out[nres] = out[r]
-            nres += 1
             admit[r] = t
             head += 1
-        # 2. chunked prefill, 3. decode
+            nres += 1
+            if pleft[r] > 0:
+                pfq[pf_tail] = r
+                pf_tail += 1
+            else:
+                ndec += 1
+                ctx += prompt[r] + gen[r]
+                nh = _heap_push(hk, hv, nh, n_it + out[r] - gen[r] - 1, r)
+                fresh[n_fresh] = r
+                n_fresh += 1
+        # 2. chunked prefill (a prefix of the prefill queue completes)
         budget = chunk
         p = 0
-        ndec = 0
-        ctx = 0
-        for j in range(nres):
-            if s_left[j] > 0:
-                kind[j] = 0
-                if budget > 0:
-                    take = min(s_left[j], budget)
-                    s_left[j] -= take
-                    budget -= take
-                    p += take
-                    if s_left[j] == 0:
-                        kind[j] = 1
-            else:
-                kind[j] = 2
-                ndec += 1
-                ctx += s_prompt[j] + s_gen[j]
+        n_done = 0
+        j = pf_head
+        while budget > 0 and j < pf_tail:
+            r = pfq[j]
+            take = min(pleft[r], budget)
+            pleft[r] -= take
+            budget -= take
+            p += take
+            if pleft[r] == 0:
+                n_done += 1
+            j += 1
+        # 3. decode: the step's time
         ntok = float(ndec + p)
         dt = fixed + max(wread, ntok * ptok) + ntok * comm + float(ctx) * dctx + float(p) * pattn
         t0 = t
@@ -195,54 +247,45 @@ def _instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, dctx, p
         it_res[n_it] = nres
         it_dec[n_it] = ndec
         it_p[n_it] = p
-        n_it += 1
-        # 4. tokens at t; leave
-        same = 0
-        keep = 0
-        for j in range(nres):
-            r = res[j]
-            leave = False
-            k = kind[j]
-            if k == 1:
-                s_gen[j] = 1
-                first_tok[r] = t
-                s_last[j] = t
-                if s_out[j] == 1:
+        # 4. tokens at t: gaps, finishes, first tokens; leave
+        same = ndec
+        for i in range(n_fresh):
+            r = fresh[i]
+            if last[r] != t0:
+                same -= 1
+                if n_g == g_v.shape[0]:
+                    g_v = _grow_f(g_v)
+                    g_c = _grow_i(g_c)
+                g_v[n_g] = t - last[r]
+                g_c[n_g] = 1
+                n_g += 1
+        ctx += ndec
+        while nh > 0 and hk[0] == n_it:
+            r = hv[0]
+            nh = _heap_pop(hk, hv, nh)
+            finish[r] = t
+            gen[r] = out[r]
+            last[r] = t
+            kv -= prompt[r] + out[r]
+            ctx -= prompt[r] + out[r]
+            ndec -= 1
+            nres -= 1
+        for i in range(pf_head, pf_head + n_done):
+            r = pfq[i]
+            first_tok[r] = t
+            gen[r] = 1
+            last[r] = t
+            if out[r] == 1 or mode == PREFILL_ONLY:
+                if out[r] == 1:
                     finish[r] = t
-                    leave = True
-                elif mode == PREFILL_ONLY:
-                    leave = True
-            elif k == 2:
-                if s_last[j] == t0:
-                    same += 1
-                else:
-                    if n_g == g_v.shape[0]:
-                        g_v = _grow_f(g_v)
-                        g_c = _grow_i(g_c)
-                    g_v[n_g] = t - s_last[j]
-                    g_c[n_g] = 1
-                    n_g += 1
-                s_gen[j] += 1
-                s_last[j] = t
-                if s_gen[j] == s_out[j]:
-                    finish[r] = t
-                    leave = True
-            if leave:
-                kv -= s_prompt[j] if mode == PREFILL_ONLY else s_prompt[j] + s_out[j]
-                pleft[r] = s_left[j]
-                gen[r] = s_gen[j]
-                last[r] = s_last[j]
-            elif keep < j:
-                res[keep] = r
-                s_left[keep] = s_left[j]
-                s_gen[keep] = s_gen[j]
-                s_last[keep] = s_last[j]
-                s_prompt[keep] = s_prompt[j]
-                s_out[keep] = s_out[j]
-                keep += 1
+                kv -= prompt[r] if mode == PREFILL_ONLY else prompt[r] + out[r]
+                nres -= 1
             else:
-                keep += 1
-        nres = keep
+                ndec += 1
+                ctx += prompt[r] + 1
+                nh = _heap_push(hk, hv, nh, n_it + out[r] - 1, r)
+        pf_head += n_done
+        n_it += 1
         if same > 0:
             if n_g == g_v.shape[0]:
                 g_v = _grow_f(g_v)

@@ -1,12 +1,17 @@
 """The inference model against published results (``data/inference_runs.toml``): each run's stated
 configuration through :func:`~accelbook.inference.estimate.estimate`, the prediction next to the
 reported number and its relative error. Runs are read with the one catalogue loader
-(``accelbook.specs.loader``) and carry their source."""
+(``accelbook.specs.loader``) and carry their source; a run the model misses says in ``unmodelled`` what it
+did that the model does not represent (shown in the table's ``note``). :func:`error_band` gives the median
+and range of the error per metric, to print next to every number a notebook shows."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
+from accelbook.checks import one_of
 from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
 
 from .estimate import estimate
@@ -22,7 +27,7 @@ def published_results(path=None) -> dict:
     sources = load_sources()
     out = {}
     for rid, e in read_table_file(path).items():
-        check_keys(path, rid, e, required=_RUN_KEYS, optional={"tp", "pp"})
+        check_keys(path, rid, e, required=_RUN_KEYS, optional={"tp", "pp", "unmodelled"})
         if e["metric"] not in METRICS or e["role"] not in ("target", "context"):
             raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, role 'target' or 'context'")
         q = parse_quantity(path, rid, "reported", e["reported"], "count", sources)
@@ -45,5 +50,45 @@ def validation_table(path=None) -> pd.DataFrame:
         rep = e["reported_value"]
         rows.append({"id": rid, "result": e["name"], "role": e["role"], "metric": e["metric"], "reported": rep,
                      "predicted": pred, "error": pred / rep - 1, "decode_bound": est.decode_bound, "fits": est.fits,
-                     "source": e["reported_provenance"].source.title, "note": est.why_not_fit()})
+                     "source": e["reported_provenance"].source.title,
+                     "note": "; ".join(x for x in (est.why_not_fit(), e.get("unmodelled", "")) if x)})
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class ErrorBand:
+    """Median and range of the signed relative error (predicted / reported - 1) over ``n`` runs of one metric."""
+
+    metric: str
+    median: float
+    lo: float
+    hi: float
+    n: int
+
+    def text(self) -> str:
+        """``median +12 %, range -22 % to +42 % over 12 published runs``."""
+        return (f"median {self.median:+.0%}, range {self.lo:+.0%} to {self.hi:+.0%} over {self.n} published runs"
+                .replace("%", " %"))
+
+
+_TABLE: list = []
+
+
+def error_band(metric: str | None = None, table: pd.DataFrame | None = None,
+               role: str = "target") -> ErrorBand | dict[str, ErrorBand]:
+    """The model's error against the ``role`` rows of the inference validation table for ``metric``
+    (one of :data:`METRICS`), or a dict metric -> band of every metric that has such rows. The table is
+    :func:`validation_table` of ``data/inference_runs.toml``, computed once per session, unless given."""
+    one_of("role", role, ("target", "context"))
+    if table is None:
+        if not _TABLE:
+            _TABLE.append(validation_table())
+        table = _TABLE[0]
+    t = table[(table["role"] == role) & table["error"].notna()] if "error" in table else table.iloc[0:0]
+    if metric is None:
+        return {mt: error_band(mt, table, role) for mt in METRICS if (t["metric"] == mt).any()}
+    one_of("metric", metric, METRICS)
+    err = t.loc[t["metric"] == metric, "error"]
+    if err.empty:
+        raise ValueError(f"the inference validation table has no evaluated {role!r} rows of {metric!r}")
+    return ErrorBand(metric, float(err.median()), float(err.min()), float(err.max()), int(err.size))

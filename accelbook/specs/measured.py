@@ -221,3 +221,104 @@ def expert_load_imbalance(kind: str = "aux_loss_free") -> tuple[float, Provenanc
         raise ValueError(f"kind must be one of {tuple(table)}, got {kind!r}")
     m = table[kind]
     return m.max_over_mean, m.provenance
+
+
+# -- small-message all-reduce latency ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AllReduceLatency:
+    """Time of one small all-reduce inside a node (``allreduce_latency.toml``): the latency floor that a
+    tensor-parallel layer pays twice, whatever its bytes. ``latency_s = S·2(n-1)/n / busbw`` (nccl-tests'
+    definition of bus bandwidth, inverted) at the measured size ``S`` on ``n_gpus``."""
+
+    chip_id: str
+    latency_s: float
+    n_gpus: int
+    message_bytes: int
+    provenance: Provenance
+    borrowed_from: str | None = None
+
+
+# a chip without a measurement borrows a sibling's (same NVLink generation), as for HBM
+ALLREDUCE_BORROW: Mapping[str, str] = MappingProxyType({"h800": "h100", "b200": "h200", "gb200": "b200"})
+
+
+@functools.lru_cache(maxsize=4)
+def load_allreduce_latency(path: Path | str | None = None) -> Mapping[str, AllReduceLatency]:
+    """Read ``allreduce_latency.toml`` (or ``path``): chip id -> :class:`AllReduceLatency`."""
+    path = Path(path) if path is not None else DATA_DIR / "allreduce_latency.toml"
+    sources = load_sources()
+    out = {}
+    for cid, e in read_table_file(path).items():
+        check_keys(path, cid, e, required={"n_gpus", "message_bytes", "busbw_gb_s"}, optional=set())
+        try:
+            chip = get_chip(cid)
+        except KeyError:
+            raise CatalogueError(path, cid, None, "not a chip id of chips.toml") from None
+        n, S = e["n_gpus"], e["message_bytes"]
+        for key, v in (("n_gpus", n), ("message_bytes", S)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < (2 if key == "n_gpus" else 1):
+                raise CatalogueError(path, cid, key, "must be a whole number (n_gpus at least 2)")
+        q = parse_quantity(path, cid, "busbw_gb_s", e["busbw_gb_s"], "gb_s", sources)
+        out[chip.id] = AllReduceLatency(chip.id, S * 2 * (n - 1) / n / q.value, n, S, q.provenance)
+    return MappingProxyType(out)
+
+
+def allreduce_latency(chip: Chip | str) -> AllReduceLatency | None:
+    """Measured small-message all-reduce time on ``chip``'s scale-up network (H100: 8 KB at 0.53 GB/s busbw
+    on 8 GPUs = 8,192·1.75 / 0.53e9 = 27 µs), a sibling's (``borrowed_from`` set), or None when neither
+    was measured (the caller keeps its hop-latency formula and says so)."""
+    c = chip if isinstance(chip, Chip) else get_chip(chip)
+    table, cid, seen = load_allreduce_latency(), base_id(c), []
+    while cid is not None and cid not in seen:
+        seen.append(cid)
+        if cid in table:
+            m = table[cid]
+            return m if cid == base_id(c) else dataclasses.replace(m, chip_id=c.id, borrowed_from=cid)
+        cid = ALLREDUCE_BORROW.get(cid)
+    return None
+
+
+# -- kernel launch and host overhead without CUDA graphs -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LaunchOverhead:
+    """Host and launch time per layer a decode step loses when its kernels are launched one by one
+    instead of replayed as one CUDA graph: ``(eager - graph) / n_layers`` (``launch_overhead.toml``)."""
+
+    id: str
+    per_layer_s: float
+    eager_s: float
+    graph_s: float
+    n_layers: int
+    provenance: Provenance
+
+
+@functools.lru_cache(maxsize=4)
+def load_launch_overhead(path: Path | str | None = None) -> tuple[LaunchOverhead, ...]:
+    """Read ``launch_overhead.toml`` (or ``path``), in file order; eager must be slower than graph."""
+    path = Path(path) if path is not None else DATA_DIR / "launch_overhead.toml"
+    sources = load_sources()
+    out = []
+    for mid, e in read_table_file(path).items():
+        check_keys(path, mid, e, required={"n_layers", "eager_ms", "graph_ms"}, optional=set())
+        L = e["n_layers"]
+        if not isinstance(L, int) or isinstance(L, bool) or L < 1:
+            raise CatalogueError(path, mid, "n_layers", "must be a whole number of layers")
+        eager = parse_quantity(path, mid, "eager_ms", e["eager_ms"], "ms", sources)
+        graph = parse_quantity(path, mid, "graph_ms", e["graph_ms"], "ms", sources)
+        if eager.value <= graph.value:
+            raise CatalogueError(path, mid, "eager_ms", "the eager time must exceed the graph time")
+        out.append(LaunchOverhead(mid, (eager.value - graph.value) / L, eager.value, graph.value, L,
+                                  eager.provenance))
+    return tuple(out)
+
+
+def launch_overhead_per_layer(cuda_graphs: bool = True) -> tuple[float, LaunchOverhead]:
+    """Seconds a decode step loses per layer to host work and kernel launches: 0 with CUDA graphs (no
+    published figure isolates what a replayed graph still loses), else the first measurement of
+    ``launch_overhead.toml`` (metaseq, 175B on 8 × A100: (95 - 66) ms / 96 layers = 0.30 ms)."""
+    m = load_launch_overhead()[0]
+    return (0.0 if cuda_graphs else m.per_layer_s), m
