@@ -181,3 +181,96 @@ def test_licences_present_and_named():
     with open(ROOT / "pyproject.toml", "rb") as fh:
         project = tomllib.load(fh)["project"]
     assert project["license"] == "MIT" and set(project["license-files"]) == {"LICENSE", "LICENSE-TEXT"}
+
+
+# -- the notebooks' scaffolding ------------------------------------------------------------------------------------
+# Notebooks that carry the full scaffolding (the others join this list as theirs is written).
+SCAFFOLDED = ("00_start_here", "02_inside_the_chip", "03_interconnects", "05_moe_all_to_all",
+              "08_token_economics_and_hybrid", "09_design_your_chip", "10_number_formats")
+
+# Acronyms a notebook must spell out where it first uses them (its headings aside): the acronym and the words
+# that must stand within a few words of that first use.
+ACRONYMS = {"GEMM": "general matrix multipl", "GEMV": "matrix-vector product", "HBM": "high-bandwidth memory",
+            "SRAM": "static RAM", "TTFT": "time to first token", "SLO": "service-level objective",
+            "TDP": "thermal design power", "PUE": "power usage effectiveness", "MFU": "model FLOPs utilisation",
+            "GPU": "graphics processing unit", "TPU": "tensor processing unit", "LPU": "language processing unit",
+            "ICI": "inter-chip interconnect", "NCCL": "collective communications library", "MXU": "matrix unit",
+            "FFN": "feed-forward network", "MoE": "mixture-of-experts", "ASIC": "application-specific",
+            "LLM": "large-language-model", "NIC": "network interface card", "PE": "processing element"}
+
+
+def _notebook(name: str) -> tuple[str, list[dict]]:
+    import json
+
+    cells = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"]
+    for c in cells:
+        c["text"] = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+    prose = "\n".join(c["text"] for c in cells if c["cell_type"] == "markdown")
+    return prose, cells
+
+
+@pytest.mark.parametrize("name", SCAFFOLDED)
+def test_notebook_has_the_scaffolding(name):
+    prose, cells = _notebook(name)
+    for section in ("**Learning objectives.**", "## Fallacies and pitfalls", "## What these models leave out",
+                    "## Exercises", "<summary>Hints</summary>", "<summary>Answer", "## References", "## Next",
+                    "(../docs/glossary.md)", "(../docs/bibliography.md#"):
+        assert section in prose, f"{name}: no {section!r}"
+    assert "**Learning objectives.**" in cells[0]["text"], f"{name}: objectives are not at the top"
+    assert any("notebook.takeaway(" in c["text"] for c in cells if c["cell_type"] == "code"), name
+    # the answers come after the hints, and the next notebook is linked
+    assert prose.index("<summary>Hints</summary>") < prose.index("<summary>Answer"), name
+    number = int(name[:2])
+    nxt = sorted((ROOT / "notebooks").glob(f"{number + 1:02d}_*.ipynb"))
+    if nxt:
+        assert f"]({nxt[0].name})" in prose.split("## Next", 1)[1], f"{name}: Next does not link {nxt[0].name}"
+    # no development talk in the text
+    for bad in ("the issue", "issue 1", "the lead", "the articles"):
+        assert bad not in prose.lower(), f"{name}: {bad!r} in the text"
+
+
+@pytest.mark.parametrize("name", SCAFFOLDED)
+def test_notebook_predicts_before_each_dashboard_and_asks_five_exercises(name):
+    _, cells = _notebook(name)
+    ids = re.findall(r'check\("([^"]+)"', "\n".join(c["text"] for c in cells if c["cell_type"] == "code"))
+    assert set(ids) <= set(EXERCISES), set(ids) - set(EXERCISES)
+    mine = {i for i in ids if EXERCISES[i].notebook == name[:2]}
+    assert len(mine) >= 5, f"{name}: {len(mine)} exercises"
+    assert any(EXERCISES[i].model_answer for i in mine), f"{name}: no open what-if with a model answer"
+    last = 0
+    for k, c in enumerate(cells):
+        if c["cell_type"] == "code" and re.search(r"\bshow\(\w+_spec\(\)\)", c["text"]):
+            before = [x["text"] for x in cells[last:k]]
+            assert any('check("predict-' in t for t in before), f"{name}: no prediction before cell {k}"
+            assert any("**What to look for.**" in t for t in before), f"{name}: no 'What to look for' before cell {k}"
+            assert "**The gap.**" in "".join(x["text"] for x in cells[k + 1:k + 4]), f"{name}: no gap after cell {k}"
+            last = k + 1
+
+
+@pytest.mark.parametrize("name", SCAFFOLDED)
+def test_notebook_spells_out_acronyms_on_first_use(name):
+    prose, _ = _notebook(name)
+    body = "\n".join(line for line in prose.splitlines() if not line.lstrip().startswith("#"))
+    for acronym, words in ACRONYMS.items():
+        m = re.search(rf"(?<![\w-]){re.escape(acronym)}s?(?![\w-])", body)
+        if m is None:
+            continue
+        near = re.sub(r"\s+", " ", body[max(0, m.start() - 160):m.end() + 160]).lower()
+        assert words.lower() in near, f"{name}: {acronym} first used without '{words}': ...{near}..."
+
+
+@pytest.mark.parametrize("name", SCAFFOLDED)
+def test_notebook_links_resolve(name):
+    prose, _ = _notebook(name)
+    page = ROOT / "notebooks" / f"{name}.ipynb"
+    bad = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", prose):
+        if re.match(r"^[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        if not dest.exists():
+            bad.append(f"{target} (no such file)")
+        elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+            bad.append(f"{target} (no such anchor)")
+    assert not bad, f"{name}: " + ", ".join(bad)

@@ -41,6 +41,49 @@ HAND = {
     "capex-per-hour": 2.283,    # 40000 / (4 x 8760 x 0.5)
     "payback-simple": 6,        # 300,000 / 50,000 per month
     "more-hbm-stacks": "decode",
+    # notebook 00: v5p has no fp8 speed-up; MLA caches 61 x (512 + 64) x 2 bytes; 989.4e12 / 6.7e12 = 147.7
+    "predict-v5p-fp8-gain": 1.0,
+    "kv-bytes-deepseek": 70272,
+    "whatif-ridge-2x-hbm": 147.7,
+    # notebook 02: 4 folds x (6 + 4 + 4 - 2) = 48 cycles; WS with K = 4: 2 folds of 2*32 + 64 + 32 - 2 = 158 cycles,
+    # reported as 315: 64*64*4 / (315 * 1024) = 5.08 %; 400 tiles in 4 waves of 132: 75.76 %;
+    # 256 folds of 2*256 + 1 + 256 - 2 = 767 cycles: 4096^2 / ((256 * 767 - 1) * 256^2) = 0.1304 %
+    "predict-anim-cycles": 48,
+    "predict-ws-util-k4": 5.08,
+    "predict-gpu-eff-2560": 75.76,
+    "whatif-gemv-256": 0.1304,
+    # notebook 03: rings of 8, 8, 16 have mean distances 2, 2, 4 over all targets: 8 x 1024/1023 = 8.008 hops;
+    # LL: (6.6 + 14 x 0.6) us of a ~28 us all-reduce = 54 %; 0.82 x 900 = 738 GB/s
+    "predict-torus-mean-hops": 8.008,
+    "predict-latency-share-1mib": 53.5,
+    "whatif-ring-busbw-2x": 738,
+    # notebook 05: "nearly half" dropped (the notebook's table); 16 against 5 hops with 2 us per peer: ~1.4x;
+    # 16 x (1 - C(240,8)/C(256,8)) = 16 x (1 - 0.5923) = 6.52 nodes
+    "predict-moe-dropped-skew1": 45,
+    "predict-boardfly-speedup": 1.4,
+    "whatif-16-nodes": 6.523,
+    # notebook 08: every term is per wall-clock hour, so half the utilisation doubles 2.471 USD/h; payback read from
+    # the migration model (32 months); power 0.0504 / 0.7 = 0.072 of 2.471 USD/h = 2.91 %
+    "predict-own-h100-util35": 4.94,
+    "predict-payback": 32,
+    "predict-pretrain-pool": "tpu",
+    "whatif-electricity-2x": 2.91,
+    # notebook 09: the decode optimum takes all 8 stacks; power-bound at 400 W; compromise 0.918 and 0.897 of the
+    # best training throughput at 700 and 1,000 W; the training optimum decodes at 0.495 of the best
+    "predict-decode-stacks": 8,
+    "design-training-limit-400": "power",
+    "design-compromise-loss": 8.23,
+    "design-training-opt-decode": 49.45,
+    "whatif-design-1000w": 10.34,
+    # notebook 10: (2 - 2^-2) x 2^8 = 448; 4 + 8/32; 10,100 / 8,808; 70.55e9 x 1 byte; (141.1+2.7)/(39.7+2.7) = 3.39;
+    # (39.7 + 85.9) / (141.1 + 85.9) = 55.3 %; 64 x 32768 x 327,680 B = 687.2 GB
+    "e4m3-max": 448,
+    "mxfp4-bits": 4.25,
+    "fp4-over-fp8-tpu8i": 1.147,
+    "weights-70b-fp8-gb": 70.55,
+    "predict-nvfp4-speedup": 3.39,
+    "nvfp4-memory-share": 55.3,
+    "what-if-long-context-kv": 687.2,
 }
 
 

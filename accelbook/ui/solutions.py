@@ -62,7 +62,12 @@ def _lambda_source(fn: Callable) -> str:
     line = fn.__code__.co_firstlineno
     for node in ast.walk(tree):
         if isinstance(node, ast.Lambda) and node.lineno == line:
-            return ast.get_source_segment(text, node.body) or ""
+            body = (ast.get_source_segment(text, node.body) or "").splitlines()
+            if len(body) <= 1:
+                return "".join(body)
+            # a body over several lines: keep its continuation lines' relative indentation, in parentheses
+            rest = textwrap.indent(textwrap.dedent("\n".join(body[1:])), "    ")
+            return f"({body[0]}\n{rest})"
     return inspect.getsource(fn).strip()
 
 

@@ -34,6 +34,7 @@ from . import (
     nb07_inference_asics,
     nb08_token_economics_and_hybrid,
     nb09_design_your_chip,
+    nb10_number_formats,
 )
 from .common import chip_options, concat_found, existing, markdown_table, model_options, require_some
 from .nb00_start_here import catalogue_spec, catalogue_view
@@ -85,7 +86,7 @@ from .nb09_design_your_chip import design_spec, design_view
 #: the dashboards' modules, in the notebooks' order
 NOTEBOOK_MODULES = (nb00_start_here, nb01_gpu_vs_tpu, nb02_inside_the_chip, nb03_interconnects, nb04_distributed_training,
                     nb05_moe_all_to_all, nb06_inference_prefill_decode, nb07_inference_asics,
-                    nb08_token_economics_and_hybrid, nb09_design_your_chip)
+                    nb08_token_economics_and_hybrid, nb09_design_your_chip, nb10_number_formats)
 #: every dashboard's ``*_spec``, in the notebooks' order (the benchmark and the tests walk this)
 ALL_SPECS = tuple(spec for module in NOTEBOOK_MODULES for spec in module.SPECS)
 
