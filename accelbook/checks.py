@@ -8,17 +8,23 @@ Each check takes the argument's *name* first, so the error names it::
 
 Booleans are refused where a number is expected (``True`` is an ``int`` to Python, never a chip
 count to a user). NumPy integers and floats are accepted like Python's.
+
+Three more kinds of check sit at a function's edges: :func:`instance` (an object of the right type,
+or a catalogue name resolved to one), :func:`within_budget` (work or memory estimated before a loop
+or an allocation, refused past a documented limit) and :func:`output` (a result checked on the way
+out: no NaN, no infinity, no negative time or memory).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
-__all__ = ["whole", "real", "positive", "fraction", "one_of", "positive_array"]
+__all__ = ["whole", "real", "positive", "fraction", "one_of", "positive_array", "instance", "within_budget",
+           "output"]
 
 
 def whole(name: str, v: Any, lo: int = 1) -> int:
@@ -72,8 +78,47 @@ def one_of(name: str, v: Any, options: Iterable[Any]) -> Any:
 
 def positive_array(name: str, value: Any, allow_zero: bool = False) -> np.ndarray:
     """``value`` as a float array whose every element is finite and ``> 0`` (``>= 0``)."""
-    arr = np.asarray(value, dtype=float)
+    try:
+        raw = np.asarray(value)
+        if raw.dtype.kind in "USb" or (raw.dtype.kind == "O" and any(isinstance(x, (str, bytes, bool))
+                                                                     for x in raw.ravel())):
+            raise TypeError("text or booleans are not numbers")   # np.asarray("1e9", dtype=float) would parse
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numbers {'>= 0' if allow_zero else '> 0'}, got {value!r}"[:300]) from None
     bad = ~np.isfinite(arr) | ((arr < 0) if allow_zero else (arr <= 0))
     if np.any(bad):
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite, got {value!r}")
     return arr
+
+
+def instance(name: str, v: Any, cls: type | tuple[type, ...], resolve: Callable[[str], Any] | None = None) -> Any:
+    """``v`` if it is a ``cls``; a string resolved with ``resolve`` (a catalogue look-up such as
+    ``get_chip``) when given; else a ``TypeError`` naming ``name`` and what is accepted."""
+    if isinstance(v, cls):
+        return v
+    if resolve is not None and isinstance(v, str):
+        return resolve(v)
+    names = " or ".join(c.__name__ for c in (cls if isinstance(cls, tuple) else (cls,)))
+    raise TypeError(f"{name} must be a {names}" + (" or its name" if resolve is not None else "")
+                    + f", got {type(v).__name__} {v!r}"[:200])
+
+
+def within_budget(what: str, estimate: float, limit: float, unit: str, where: str) -> None:
+    """A ``ValueError`` when ``estimate`` (the work or memory ``what`` would take, in ``unit``) exceeds
+    ``limit``; the message gives both and ``where`` the limit is set, so a user can change it."""
+    if not estimate <= limit:
+        raise ValueError(f"{what} would take about {estimate:.3g} {unit}, past the limit of {limit:.3g} {unit} "
+                         f"({where})")
+
+
+def output(what: str, v: Any, lo: float = 0.0, hi: float = math.inf) -> Any:
+    """``v`` (a number or an array) if every element is finite and in ``[lo, hi]``; else a
+    ``ValueError`` saying which result of which function is impossible (a model bug or inputs at
+    the edge of float range), never a silent NaN or a negative time."""
+    arr = np.asarray(v, dtype=float)
+    if not (np.all(np.isfinite(arr)) and np.all(arr >= lo) and np.all(arr <= hi)):
+        bad = arr[~(np.isfinite(arr) & (arr >= lo) & (arr <= hi))].ravel()[:3]
+        raise ValueError(f"{what} came out as {', '.join(f'{x:g}' for x in bad)}, outside [{lo:g}, {hi:g}]: "
+                         "the inputs are outside what the model can represent")
+    return v

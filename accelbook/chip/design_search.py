@@ -14,18 +14,26 @@ import math
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import positive
+from accelbook.checks import positive, within_budget
 
 from .design_die import Design, components, design, throughput
 from .design_params import Params, builtin_params
 from .design_workloads import DecodeWorkload, TrainingWorkload, need
 
+#: the most splits (matrix steps × SRAM steps × stack counts) a search evaluates: each takes about
+#: 200 bytes across the model's arrays, so this is about 1 GiB (the default 814 mm² die on a 10 mm²
+#: grid is about 70,000 splits)
+MAX_GRID_POINTS = 5e6
+
 
 def _grid(p: Params, area_mm2: float, power_w: float, grid_mm2: float, io_mm2: float):
     """Every fitting split on a grid of ``grid_mm2`` steps (absolute, so a larger budget's grid
     contains a smaller one's), all stack counts the die edge allows."""
-    steps = np.arange(0.0, area_mm2 + 1e-9, grid_mm2)
+    n_steps = math.floor(area_mm2 / grid_mm2) + 1
     max_stacks = int(4 * math.sqrt(area_mm2) // p.hbm_shoreline_mm)
+    within_budget(f"a design grid of {area_mm2:g} mm² in {grid_mm2:g} mm² steps", n_steps**2 * (max_stacks + 1.0),
+                  MAX_GRID_POINTS, "splits", "accelbook.chip.design_search.MAX_GRID_POINTS; raise grid_mm2")
+    steps = np.arange(0.0, area_mm2 + 1e-9, grid_mm2)
     M, S, N = np.meshgrid(steps, steps, np.arange(max_stacks + 1), indexing="ij")
     M, S, N = M.ravel(), S.ravel(), N.ravel()
     comp = components(p, M, S, N, io_mm2)

@@ -21,16 +21,20 @@ in FLOPs and bytes (the backward of ``Y = XW`` computes ``dX`` and ``dW``, each 
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import one_of, positive_array
-from accelbook.specs.chips import Chip
-from accelbook.specs.models import Model, bytes_per_element
+from accelbook.checks import instance, one_of, output, positive, positive_array, whole
+from accelbook.specs.chips import Chip, get_chip
+from accelbook.specs.models import Model, bytes_per_element, get_model
 
 PHASES = ("training", "prefill", "decode")
+#: the most tokens (batch · seq_len) one step of :func:`layer_ops` may hold: far past any real step,
+#: so FLOP and byte counts stay finite and exact
+MAX_TOKENS = 1e15
 
 
 def ridge_point(peak_flop_s, bw_bytes_per_s):
@@ -73,23 +77,27 @@ def _gemm(name: str, T: float, k: int, n: int, b: float, weight_bytes: float | N
     return Op(name, "gemm", 2.0 * T * k * n, T * k * b + w + T * n * b)
 
 
-def layer_ops(model: Model, phase: str, batch: int, seq_len: int, precision: str = "bf16") -> list[Op]:
+def layer_ops(model: Model | str, phase: str, batch: int, seq_len: int, precision: str = "bf16") -> list[Op]:
     """Operations of one transformer layer (an MoE layer for MoE models) for one step.
 
     Parameters
     ----------
-    model : the architecture
+    model : the architecture (a Model or its catalogue name)
     phase : "training" (forward+backward over B·s tokens), "prefill" (forward over B·s tokens) or
         "decode" (one new token for each of B sequences, attending to a context of s tokens)
     batch : B, sequences per step (>= 1)
     seq_len : s, tokens per sequence (context length in decode), >= 1
     precision : element type of weights, activations and KV cache ("bf16", "fp8", ...)
     """
+    model = instance("model", model, Model, get_model)
     one_of("phase", phase, PHASES)
     for name, v in (("batch", batch), ("seq_len", seq_len)):
-        if isinstance(v, bool) or not float(v).is_integer() or v < 1:
-            raise ValueError(f"{name} must be a whole number >= 1, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not float(v).is_integer() or not 1 <= v <= MAX_TOKENS:
+            raise ValueError(f"{name} must be a whole number in [1, {MAX_TOKENS:.0e}], got {v!r}")
     B, s = int(batch), int(seq_len)
+    if B * s > MAX_TOKENS:
+        raise ValueError(f"batch · seq_len = {B * s:.3g} tokens is past the limit of {MAX_TOKENS:.0e} "
+                         "(accelbook.chip.roofline.MAX_TOKENS)")
     b = bytes_per_element(precision)
     d = model.d_model
     T = B if phase == "decode" else B * s  # tokens processed by the weight GEMMs this step
@@ -148,7 +156,7 @@ def layer_ops(model: Model, phase: str, batch: int, seq_len: int, precision: str
     return ops
 
 
-def layer_roofline(model: Model, chip: Chip, phase: str, batch: int, seq_len: int,
+def layer_roofline(model: Model | str, chip: Chip | str, phase: str, batch: int, seq_len: int,
                    precision: str = "bf16") -> pd.DataFrame:
     """One row per operation of a layer on ``chip``: FLOPs, bytes, intensity, bounds, time.
 
@@ -158,9 +166,10 @@ def layer_roofline(model: Model, chip: Chip, phase: str, batch: int, seq_len: in
     return pd.DataFrame(layer_roofline_columns(model, chip, phase, batch, seq_len, precision))
 
 
-def layer_roofline_columns(model: Model, chip: Chip, phase: str, batch: int, seq_len: int,
+def layer_roofline_columns(model: Model | str, chip: Chip | str, phase: str, batch: int, seq_len: int,
                            precision: str = "bf16") -> dict[str, np.ndarray]:
     """:func:`layer_roofline` as a dict of equal-length arrays (cheap to concatenate for many chips)."""
+    chip = instance("chip", chip, Chip, get_chip)
     peak = chip.peak_flop_s(precision)
     bw = chip.memory_bw_bytes_per_s
     if bw is None:
@@ -170,6 +179,7 @@ def layer_roofline_columns(model: Model, chip: Chip, phase: str, batch: int, seq
     flops = np.array([op.flops for op in ops])
     nbytes = np.array([op.bytes for op in ops])
     t_math, t_mem, t = time_bounds(flops, nbytes, peak, bw)
+    output("layer_roofline times (s)", t)
     intensity = flops / nbytes
     return {
         "op": np.array([op.name for op in ops], dtype=object), "kind": np.array([op.kind for op in ops], dtype=object),
@@ -182,17 +192,21 @@ def layer_roofline_columns(model: Model, chip: Chip, phase: str, batch: int, seq
     }
 
 
-def roofline_curve(chip: Chip, precision: str = "bf16", i_min: float = 0.1, i_max: float = 1e5,
+def roofline_curve(chip: Chip | str, precision: str = "bf16", i_min: float = 0.1, i_max: float = 1e5,
                    n: int = 64) -> pd.DataFrame:
     """Points of the roofline ``min(P, I·B)`` on a log grid of intensity, plus the exact ridge."""
     return pd.DataFrame(roofline_curve_columns(chip, precision, i_min, i_max, n))
 
 
-def roofline_curve_columns(chip: Chip, precision: str = "bf16", i_min: float = 0.1, i_max: float = 1e5,
+def roofline_curve_columns(chip: Chip | str, precision: str = "bf16", i_min: float = 0.1, i_max: float = 1e5,
                            n: int = 64) -> dict[str, np.ndarray]:
     """:func:`roofline_curve` as a dict of equal-length arrays."""
-    if not (0 < i_min < i_max) or n < 2:
-        raise ValueError("need 0 < i_min < i_max and n >= 2")
+    chip = instance("chip", chip, Chip, get_chip)
+    i_min = positive("i_min", i_min)
+    i_max = positive("i_max", i_max)
+    n = whole("n", n, 2)
+    if not i_min < i_max or n > 100_000:
+        raise ValueError(f"need i_min < i_max and n <= 100,000, got i_min={i_min}, i_max={i_max}, n={n}")
     peak, bw = chip.peak_flop_s(precision), chip.memory_bw_bytes_per_s
     if bw is None:
         raise ValueError(f"{chip.name} has no published memory bandwidth")

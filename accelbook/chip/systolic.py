@@ -45,16 +45,26 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from accelbook.checks import whole
+from accelbook.checks import whole, within_budget
 
 DATAFLOWS = ("os", "ws", "is")
 _MODE = {"os": 0, "ws": 1, "is": 2}
 MAX_TRACE_CYCLES = 20_000_000  # a trace is 4 int32 per cycle: 320 MB at this size
 
 
+#: the most cycles :func:`simulate` steps through (about 5 s at 4e8 cycles/s); past it, it refuses
+#: and points at :func:`closed_form`, which gives the same totals in microseconds
+MAX_SIMULATE_CYCLES = 2_000_000_000
+#: the largest GEMM dimension and array side accepted (so that M·N·K and the PE counts stay exact)
+MAX_DIM, MAX_ARRAY_SIDE = 2**31, 2**16
+
+
 def _check(M, N, K, rows, cols, dataflow) -> None:
     for name, v in (("M", M), ("N", N), ("K", K), ("rows", rows), ("cols", cols)):
         whole(name, v)
+        limit = MAX_ARRAY_SIDE if name in ("rows", "cols") else MAX_DIM
+        if v > limit:
+            raise ValueError(f"{name} must be at most {limit:,}, got {v!r}")
     if dataflow not in DATAFLOWS:
         raise ValueError(f"dataflow must be one of {DATAFLOWS} (output-, weight-, input-stationary), got {dataflow!r}")
 
@@ -195,6 +205,12 @@ class SystolicResult:
         return self.M * self.N * self.K
 
 
+def _overall_util(M: int, N: int, K: int, total: int, R: int, C: int) -> float:
+    """SCALE-Sim's overall utilisation ``M·N·K / (total_cycles · R·C)``, at most 1: its total counts
+    one cycle fewer than the trace, so a 1×1 array's one fold would otherwise read 2 (2 MACs in 1 cycle)."""
+    return min(1.0, M * N * K / (total * R * C)) if total > 0 else 0.0
+
+
 def simulate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws",
              trace: bool = False) -> SystolicResult:
     """Simulate ``A[M×K] · B[K×N]`` on a ``rows × cols`` array, cycle by cycle.
@@ -210,6 +226,8 @@ def simulate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws",
     Sr, Sc, T = mapping(M, N, K, dataflow)
     n_folds = math.ceil(Sr / rows) * math.ceil(Sc / cols)
     length = n_folds * fold_length(rows, cols, T, dataflow)
+    within_budget(f"simulating a {M}×{K}·{K}×{N} GEMM on {rows}×{cols} ({dataflow})", length, MAX_SIMULATE_CYCLES,
+                  "cycles", "accelbook.chip.systolic.MAX_SIMULATE_CYCLES; closed_form gives the same totals at once")
     if trace and length > MAX_TRACE_CYCLES:
         raise ValueError(f"a trace of {length:,} cycles is too long to keep (limit {MAX_TRACE_CYCLES:,}); "
                          "simulate without trace=True, or a smaller GEMM")
@@ -227,7 +245,7 @@ def simulate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws",
     total = cyc - 1
     return SystolicResult(
         M, N, K, rows, cols, dataflow, total_cycles=total, trace_cycles=cyc, n_folds=n_folds,
-        overall_util=(M * N * K / (total * rows * cols)) if total > 0 else 0.0,
+        overall_util=_overall_util(M, N, K, total, rows, cols),
         mapping_efficiency=map_sum / n_folds, compute_util=util_sum / n_folds,
         sram_ifmap_reads=n_if, sram_filter_reads=n_fi, sram_ofmap_writes=ofmap_writes,
         ofmap_writes_in_trace=n_of, busy_pe_cycles=n_busy, trace=df,
@@ -258,7 +276,7 @@ def closed_form(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "w
         sram_of = n_of
     return SystolicResult(
         M, N, K, R, C, dataflow, total_cycles=total, trace_cycles=F * L, n_folds=F,
-        overall_util=(M * N * K / (total * R * C)) if total > 0 else 0.0,
+        overall_util=_overall_util(M, N, K, total, R, C),
         mapping_efficiency=Sr * Sc / (F * R * C), compute_util=Sr * Sc * T / (F * R * C * util_cycles),
         sram_ifmap_reads=n_if, sram_filter_reads=n_fi, sram_ofmap_writes=sram_of, ofmap_writes_in_trace=n_of,
         busy_pe_cycles=M * N * K,

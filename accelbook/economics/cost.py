@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from accelbook.checks import fraction, positive
+from accelbook.checks import fraction, instance, output, positive, whole
 from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.loader import DATA_DIR, check_keys, load_sources, lookup_source, read_table_file
 from accelbook.specs.models import Model, get_model
@@ -50,6 +50,14 @@ def _mfu(mfu: float) -> float:
     return fraction("mfu", mfu, zero_ok=False)
 
 
+def _chip(chip: Chip | str) -> Chip:
+    return instance("chip", chip, Chip, get_chip)
+
+
+def _model(model: Model | str) -> Model:
+    return instance("model", model, Model, get_model)
+
+
 def _price(chip: Chip, price_usd_per_hour: float | None) -> float:
     """USD per chip-second: the override if given, else the catalogue's list price."""
     if price_usd_per_hour is not None:
@@ -62,9 +70,11 @@ def _price(chip: Chip, price_usd_per_hour: float | None) -> float:
 def training_tokens_per_s(model: Model, chip: Chip, mfu: float, seq_len: int = 4096, precision: str = "bf16",
                           attention: str = DEFAULT_ATTENTION, peak: str = DEFAULT_PEAK) -> float:
     """Training tokens/s per chip at ``mfu`` (in the convention ``attention``, ``peak``):
-    ``MFU · P / C_train`` (tokens/s), the inverse of :func:`implied_mfu`."""
-    return _mfu(mfu) * reference_peak_flop_s(chip, precision, peak) \
-        / counted_flops_per_token(model, seq_len, attention)
+    ``MFU · P / C_train`` (tokens/s), the inverse of :func:`implied_mfu`. ``model`` and ``chip``:
+    objects or catalogue names."""
+    model, chip, seq_len = _model(model), _chip(chip), whole("seq_len", seq_len)
+    return output("training_tokens_per_s", _mfu(mfu) * reference_peak_flop_s(chip, precision, peak)
+                  / counted_flops_per_token(model, seq_len, attention))
 
 
 def implied_mfu(tokens_per_s: float, model: Model, chip: Chip, seq_len: int = 4096, precision: str = "bf16",
@@ -72,25 +82,31 @@ def implied_mfu(tokens_per_s: float, model: Model, chip: Chip, seq_len: int = 40
     """MFU implied by a measured training rate: ``tokens_per_s · C_train / P``
     (:func:`accelbook.training.model_flops_utilisation`)."""
     tokens_per_s = positive("tokens_per_s", tokens_per_s)
-    return model_flops_utilisation(tokens_per_s, model, chip, seq_len, precision, attention, peak)
+    model, chip, seq_len = _model(model), _chip(chip), whole("seq_len", seq_len)
+    mfu = model_flops_utilisation(tokens_per_s, model, chip, seq_len, precision, attention, peak)
+    if not 0 <= mfu <= 1:
+        raise ValueError(f"tokens_per_s = {tokens_per_s:,.4g} implies MFU = {mfu:.3g} on {chip.name}: above 1, "
+                         "faster than the chip's peak allows")
+    return mfu
 
 
 def implied_params(tokens_per_s: float, mfu: float, chip: Chip, precision: str = "bf16",
                    peak: str = DEFAULT_PEAK) -> float:
     """Parameters N that a (tokens/s, MFU) pair implies on ``chip`` with C ≈ 6N: ``MFU·P / (6·tokens/s)``."""
     tokens_per_s = positive("tokens_per_s", tokens_per_s)
-    return _mfu(mfu) * reference_peak_flop_s(chip, precision, peak) / (6.0 * tokens_per_s)
+    return output("implied_params", _mfu(mfu) * reference_peak_flop_s(_chip(chip), precision, peak) / (6.0 * tokens_per_s))
 
 
 def usd_per_token(tokens_per_s: float, chip: Chip, price_usd_per_hour: float | None = None) -> float:
     """USD per token: ``price_usd_per_s / tokens_per_s``."""
     tokens_per_s = positive("tokens_per_s", tokens_per_s)
-    return _price(chip, price_usd_per_hour) / tokens_per_s
+    return output("usd_per_token", _price(_chip(chip), price_usd_per_hour) / tokens_per_s)
 
 
 def peak_flop_per_usd(chip: Chip, precision: str = "bf16", price_usd_per_hour: float | None = None) -> float:
     """Peak FLOPs bought per dollar: ``P / price_usd_per_s`` (FLOP/USD). Price-performance at MFU = 1."""
-    return chip.peak_flop_s(precision) / _price(chip, price_usd_per_hour)
+    chip = _chip(chip)
+    return output("peak_flop_per_usd", chip.peak_flop_s(precision) / _price(chip, price_usd_per_hour))
 
 
 def training_cost_table(model: Model, chips: list[Chip], mfu: float, seq_len: int = 4096,
@@ -113,8 +129,11 @@ def training_cost_table(model: Model, chips: list[Chip], mfu: float, seq_len: in
     positive("price_scale", price_scale)
     positive("train_tokens", train_tokens)
     g = check_goodput(goodput)
+    model = _model(model)
+    if isinstance(chips, (str, Chip)) or not hasattr(chips, "__iter__"):
+        raise TypeError(f"chips must be a list of chips (objects or names), got {chips!r}"[:200])
     rows, skipped = [], []
-    for chip in chips:
+    for chip in map(_chip, chips):
         missing = [p for p in dict.fromkeys((precision, "bf16")) if p not in chip.peak_dense_flop_s]
         if missing:
             skipped.append(f"{chip.name}: no published dense {missing[0]} peak")

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import one_of, positive, whole
+from accelbook.checks import instance, one_of, positive, positive_array, whole
+from accelbook.specs.loader import UnknownNameError
 
 HOURS_PER_MONTH = 730.0
 KINDS = ("pretrain", "finetune", "batch_inference", "interactive", "research")
@@ -82,12 +83,53 @@ def _rate(kind: str, model: str, chip: str, group: int, target: float) -> float:
         prec = "fp8" if ("fp8" in c.peak_dense_flop_s or "int8" in c.peak_dense_flop_s) else "bf16"
         tpot = None if target <= 0 else 1.0 / target
         return float(inference.max_throughput(model, c, n, 1024, 256, prec, tpot_target_s=tpot).tokens_per_s_per_chip)
+    except UnknownNameError:
+        raise
     except ValueError:
         return 0.0
 
 
+def _checked(workloads, pools) -> tuple[list, list]:
+    """Lists of :class:`FleetWorkload` and :class:`Pool`, each non-empty with unique names."""
+    out = []
+    for arg, items, cls in (("workloads", workloads, FleetWorkload), ("pools", pools, Pool)):
+        items = [items] if isinstance(items, cls) else items
+        try:
+            items = list(items)
+        except TypeError:
+            raise TypeError(f"{arg} must be a list of {cls.__name__}, got {type(items).__name__}") from None
+        if not items:
+            raise ValueError(f"give at least one workload and one pool ({arg} is empty)")
+        for x in items:
+            instance(f"each of {arg}", x, cls)
+        names = [x.name for x in items]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{arg} must have distinct names, got {names}")
+        out.append(items)
+    return out[0], out[1]
+
+
+def _checked_rates(rates) -> pd.DataFrame:
+    """``rates`` as given, once it is a table of workload, pool and finite tokens/s per chip >= 0."""
+    cols = {"workload", "pool", "tokens_per_s_per_chip"}
+    if not isinstance(rates, pd.DataFrame) or not cols <= set(rates.columns):
+        raise ValueError(f"rates must be a DataFrame with columns {sorted(cols)} (as default_rates returns)")
+    positive_array("rates['tokens_per_s_per_chip']", rates["tokens_per_s_per_chip"].to_numpy(), allow_zero=True)
+    return rates
+
+
 def default_rates(workloads, pools) -> pd.DataFrame:
-    """tokens/s per chip for every (workload, pool) from the training and inference models."""
+    """tokens/s per chip for every (workload, pool) from the training and inference models.
+    An unknown model or chip name is an :class:`~accelbook.specs.loader.UnknownNameError` (it is not
+    a pool that "cannot run" the workload)."""
+    from accelbook.specs.chips import get_chip
+    from accelbook.specs.models import get_model
+
+    workloads, pools = _checked(workloads, pools)
+    for w in workloads:
+        get_model(w.model)
+    for p in pools:
+        get_chip(p.chip)
     rows = []
     for w in workloads:
         for p in pools:
@@ -112,10 +154,8 @@ def place(workloads, pools, rates: pd.DataFrame | None = None, allowed=None) -> 
     pairs (None = all); ``rates``: from :func:`default_rates` unless given."""
     from scipy.optimize import linprog
 
-    workloads, pools = list(workloads), list(pools)
-    if not workloads or not pools:
-        raise ValueError("give at least one workload and one pool")
-    rates = default_rates(workloads, pools) if rates is None else rates
+    workloads, pools = _checked(workloads, pools)
+    rates = default_rates(workloads, pools) if rates is None else _checked_rates(rates)
     R = rates.pivot(index="workload", columns="pool", values="tokens_per_s_per_chip").reindex(
         index=[w.name for w in workloads], columns=[p.name for p in pools]).fillna(0.0).to_numpy()
     W, P = R.shape

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import fraction, positive, real
+from accelbook.checks import fraction, instance, output, positive, real
 from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.loader import DATA_DIR, check_keys, load_sources, parse_quantity, read_table_file
 
@@ -65,6 +65,7 @@ def own_cost_per_hour(purchase_usd: float, tdp_w: float, lifetime_years: float =
     over = (positive("overhead_share", overhead_share, allow_zero=True) * capex
             + positive("staff_usd_per_chip_year", staff_usd_per_chip_year, allow_zero=True))
     hours = u * HOURS_PER_YEAR
+    output("own_cost_per_hour usd_per_year", capex + power + over)
     return {"usd_per_hour": (capex + power + over) / hours, "capex_usd_per_hour": capex / hours,
             "power_usd_per_hour": power / hours, "overhead_usd_per_hour": over / hours,
             "usd_per_year": capex + power + over}
@@ -79,7 +80,7 @@ def rent_cost_per_hour(price_usd_per_hour: float, utilisation: float = 1.0) -> f
 def rent_or_own(chip: Chip | str, tokens_per_s_per_chip: float, utilisation: float = 0.7, **own) -> pd.DataFrame:
     """USD per hour and per million tokens, owned against rented at the catalogue price, for one chip.
     ``own`` overrides the ownership inputs (``purchase_usd``, ``pue``...); defaults from data/tco.toml."""
-    c = chip if isinstance(chip, Chip) else get_chip(chip)
+    c = instance("chip", chip, Chip, get_chip)
     positive("tokens_per_s_per_chip", tokens_per_s_per_chip)
     inp = tco_inputs()
     kw = {k: v for k, v in inp.items() if k != "purchase_usd"}

@@ -23,9 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from accelbook.checks import instance, output, positive, positive_array, whole, within_budget
 from accelbook.network.collectives import uniform_all_to_all_load_and_diameter
+from accelbook.network.graph import Topology
 from accelbook.network.paths import hop_stats, link_loads
 
+#: the largest chips × chips demand matrix :func:`uniform_demand` builds (bytes)
+MAX_DEMAND_BYTES = 2**30
 MESSAGE_OVERHEAD_S = 2e-6      # software cost per peer message (order of magnitude; see the notebook)
 CAE_OVERHEAD_S = 0.2e-6        # the what-if: an engine that issues messages in hardware
 
@@ -52,6 +56,9 @@ def chip_degree(topo) -> float:
 def equal_injection(topo, chip_bw_bytes_per_s: float, hop_latency_s: float = 1e-6):
     """The network with every link at ``chip_bw / (links per chip)``: each chip can inject the same
     total bandwidth whatever the topology, so a comparison is of topology, not of link budget."""
+    topo = instance("topo", topo, Topology)
+    positive("chip_bw_bytes_per_s", chip_bw_bytes_per_s)
+    positive("hop_latency_s", hop_latency_s)
     return topo.with_links(chip_bw_bytes_per_s / chip_degree(topo), hop_latency_s, 1.0)
 
 
@@ -59,7 +66,14 @@ def all_to_all_time(demand: np.ndarray, topo, message_overhead_s: float = MESSAG
     """Time of one all-to-all with ``demand[src, dst]`` bytes: busiest link's bytes ÷ (η·B) over
     minimal routing, plus diameter × hop latency, plus a per-peer message overhead × the most
     peers any chip talks to."""
-    demand = np.asarray(demand, dtype=float)
+    topo = instance("topo", topo, Topology)
+    o = positive("message_overhead_s", message_overhead_s, allow_zero=True)
+    try:
+        demand = np.asarray(demand, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"demand must be a {topo.n_endpoints}×{topo.n_endpoints} array of bytes") from None
+    if demand.shape == (topo.n_endpoints, topo.n_endpoints):
+        positive_array("demand", demand, allow_zero=True)
     if demand.shape != (topo.n_endpoints, topo.n_endpoints):
         raise ValueError(f"demand must be {topo.n_endpoints}×{topo.n_endpoints} for {topo.name}, got {demand.shape}")
     if topo.link_bw_bytes_per_s is None:
@@ -69,15 +83,26 @@ def all_to_all_time(demand: np.ndarray, topo, message_overhead_s: float = MESSAG
     peers = int(((demand > 0).sum(axis=1)).max()) if demand.any() else 0
     bw = float(load.max()) / (topo.efficiency * topo.link_bw_bytes_per_s)
     lat = diam * topo.hop_latency_s if peers else 0.0
-    ovh = peers * message_overhead_s
+    ovh = peers * o
+    output("all_to_all_time time_s", bw + lat + ovh)
     return AllToAll(bw + lat + ovh, bw, lat, ovh, float(load.max()), int(diam), peers)
 
 
 def uniform_demand(n_chips: int, tokens_per_chip: float, top_k: int, bytes_per_token: float,
                    experts_per_chip: float = 1.0) -> np.ndarray:
     """Expected dispatch demand with uniform routing: each token's copies spread evenly over the
-    other chips (``copies`` = expected distinct chips of k picks among the experts)."""
-    C = n_chips
+    other chips (``copies`` = expected distinct chips of k picks among the experts). ``top_k`` may not
+    exceed the experts (``n_chips · experts_per_chip``, at least one per chip)."""
+    C = whole("n_chips", n_chips)
+    within_budget(f"a {C:,}×{C:,} demand matrix", C * C * 8.0, MAX_DEMAND_BYTES, "bytes",
+                  "accelbook.moe.alltoall.MAX_DEMAND_BYTES")
+    tokens_per_chip = positive("tokens_per_chip", tokens_per_chip, allow_zero=True)
+    top_k = whole("top_k", top_k)
+    bytes_per_token = positive("bytes_per_token", bytes_per_token)
+    experts_per_chip = positive("experts_per_chip", experts_per_chip)
+    if top_k > max(round(C * experts_per_chip), 1) and experts_per_chip >= 1:
+        raise ValueError(f"top_k = {top_k} exceeds the {round(C * experts_per_chip)} experts "
+                         f"({C} chips × {experts_per_chip:g} experts per chip)")
     if experts_per_chip >= 1:
         # expected distinct chips hit by k draws without replacement among E experts, epc per chip
         E, epc = int(round(C * experts_per_chip)), int(round(experts_per_chip))
@@ -86,7 +111,7 @@ def uniform_demand(n_chips: int, tokens_per_chip: float, top_k: int, bytes_per_t
     else:   # fewer experts than chips: each of the k experts is reached on one of its replicas
         copies = float(top_k)
     per_pair = tokens_per_chip * copies / C * bytes_per_token
-    d = np.full((C, C), per_pair)
+    d = np.full((C, C), output("uniform_demand bytes per pair", per_pair))
     np.fill_diagonal(d, 0.0)
     return d
 
@@ -99,7 +124,17 @@ def crossover_sweep(networks: dict, tokens_per_chip, top_k: int, bytes_per_token
     overhead for each peer actually sent to) give way to bandwidth (the busiest link's bytes).
     ``networks``: name -> Topology with links. ``cae``: the collective-acceleration what-if."""
     rows = []
-    o = message_overhead_s if message_overhead_s is not None else MESSAGE_OVERHEAD_S
+    if not isinstance(networks, dict) or not networks:
+        raise ValueError(f"networks must be a non-empty dict of name -> Topology, got {networks!r}"[:200])
+    for name, topo in networks.items():
+        instance(f"networks[{name!r}]", topo, Topology)
+    try:
+        tokens_per_chip = np.atleast_1d(np.asarray(tokens_per_chip, dtype=float))
+    except (TypeError, ValueError):
+        raise ValueError(f"tokens_per_chip must be numbers >= 0, got {tokens_per_chip!r}"[:200]) from None
+    positive_array("tokens_per_chip", tokens_per_chip, allow_zero=True)
+    o = MESSAGE_OVERHEAD_S if message_overhead_s is None else positive("message_overhead_s", message_overhead_s,
+                                                                         allow_zero=True)
     if cae:
         o = min(o, CAE_OVERHEAD_S)
     for name, topo in networks.items():

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from accelbook.checks import one_of, positive, whole
+from accelbook.checks import instance, one_of, output, positive, whole
 
 from .router import Routing
 
@@ -90,7 +90,14 @@ def place_experts(n_experts: int, n_chips: int, scheme: str = "contiguous", hot:
 
 def chip_loads(routing: Routing, placement: Placement, batch: int = -1) -> np.ndarray:
     """Assignments processed per chip in one batch (an expert's load split over its replicas)."""
-    w = routing.processed[batch].astype(float)
+    routing = instance("routing", routing, Routing)
+    placement = instance("placement", placement, Placement)
+    if placement.replicas.shape[0] != routing.n_experts:
+        raise ValueError(f"the placement is for {placement.replicas.shape[0]} experts, the routing has {routing.n_experts}")
+    b = whole("batch", batch, -routing.loads.shape[0])
+    if b >= routing.loads.shape[0]:
+        raise ValueError(f"batch must be below the {routing.loads.shape[0]} batches routed (or negative), got {b}")
+    w = routing.processed[b].astype(float)
     out = np.zeros(placement.n_chips)
     nrep = placement.n_replicas
     for r in range(placement.replicas.shape[1]):
@@ -129,6 +136,8 @@ def dispatch_traffic(routing: Routing, placement: Placement, bytes_per_token: fl
     Returns ``demand`` (chips × chips bytes), ``sent``/``received`` per chip, ``total_bytes``,
     ``copies_per_token`` (mean distinct destination chips) and ``remote_share`` (copies that
     leave their chip / all copies)."""
+    routing = instance("routing", routing, Routing)
+    placement = instance("placement", placement, Placement)
     positive("bytes_per_token", bytes_per_token)
     C = placement.n_chips
     if routing.n_tokens % C:
@@ -138,7 +147,9 @@ def dispatch_traffic(routing: Routing, placement: Placement, bytes_per_token: fl
     demand = np.zeros((C, C))
     distinct = np.zeros(routing.n_tokens, dtype=np.int64)
     _dispatch(routing.choices, routing.kept, placement.replicas, placement.n_replicas, C, demand, distinct)
-    demand *= bytes_per_token
+    with np.errstate(over="ignore"):
+        demand *= bytes_per_token
+    output(f"dispatch_traffic demand (bytes_per_token = {bytes_per_token!r})", demand)
     total_copies = distinct.sum()
     return {"demand": demand, "sent": demand.sum(axis=1), "received": demand.sum(axis=0),
             "total_bytes": float(demand.sum()), "copies_per_token": float(distinct.mean()),

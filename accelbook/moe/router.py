@@ -34,14 +34,22 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
-from accelbook.checks import real, whole
+from accelbook.checks import output, real, whole, within_budget
 
 from .noise import token_key, uniform
+
+#: the most experts, and the most router work (tokens × experts × batches) and memory (bytes) that
+#: :func:`simulate_routing` takes on (about 10 s and 1 GiB); past them it refuses, saying so
+MAX_EXPERTS = 2**20
+MAX_ROUTING_WORK = 2e9
+MAX_ROUTING_MEMORY_BYTES = 2**30
 
 
 def popularity(n_experts: int, skew: float = 0.0) -> np.ndarray:
     """Zipf popularity ``p_e ∝ (e+1)^(-skew)``, summing to 1 (uniform at skew 0)."""
-    p = np.arange(1, n_experts + 1, dtype=np.float64) ** (-float(skew))
+    E = whole("n_experts", n_experts)
+    within_budget(f"popularity of {E:,} experts", E, MAX_EXPERTS, "experts", "accelbook.moe.router.MAX_EXPERTS")
+    p = np.arange(1, E + 1, dtype=np.float64) ** (-real("skew", skew, 0.0, 10.0))
     return p / p.sum()
 
 
@@ -271,6 +279,11 @@ def simulate_routing(n_tokens: int, n_experts: int, top_k: int, skew: float = 0.
         cf = real("capacity_factor", capacity_factor, 0.0, 1e6, lo_open=True)
         cap = math.ceil(round(cf * T * k / E, 9))
     whole("n_shared", n_shared, 0)
+    within_budget(f"routing {T:,} tokens × {E:,} experts × {B:,} batches", float(T) * E * B, MAX_ROUTING_WORK,
+                  "token-expert scores", "accelbook.moe.router.MAX_ROUTING_WORK")
+    within_budget(f"routing {T:,} tokens (top-{k}) over {E:,} experts × {B:,} batches",
+                  T * k * 9.0 + B * (2 * E + G + 2) * 8.0, MAX_ROUTING_MEMORY_BYTES, "bytes",
+                  "accelbook.moe.router.MAX_ROUTING_MEMORY_BYTES")
     p = popularity(E, skew)
     loads = np.zeros((B, E), dtype=np.int64)
     processed = np.zeros((B, E), dtype=np.int64)
@@ -287,6 +300,9 @@ def simulate_routing(n_tokens: int, n_experts: int, top_k: int, skew: float = 0.
 def expected_load_stats(n_tokens: int, n_experts: int, top_k: int) -> dict:
     """Uniform routing, analytic: each expert is picked by each token with probability k/E,
     independently across tokens, so its load is Binomial(T, k/E): mean T·k/E, variance
-    T·(k/E)·(1 - k/E)."""
-    q = top_k / n_experts
-    return {"mean": n_tokens * q, "var": n_tokens * q * (1 - q)}
+    T·(k/E)·(1 - k/E). ``top_k`` may not exceed ``n_experts`` (a token picks distinct experts)."""
+    T, E, k = whole("n_tokens", n_tokens), whole("n_experts", n_experts), whole("top_k", top_k)
+    if k > E:
+        raise ValueError(f"top_k = {k} cannot exceed n_experts = {E}: a token picks {k} distinct experts")
+    q = k / E
+    return {"mean": output("expected_load_stats mean", T * q), "var": output("expected_load_stats var", T * q * (1 - q))}

@@ -18,10 +18,10 @@ import math
 
 import numpy as np
 
-from accelbook.checks import whole
+from accelbook.checks import positive, whole
 
 from .geometry import axis_is_ring
-from .graph import Topology, from_edges
+from .graph import Topology, check_size, from_edges
 
 
 def torus(dims, wraparound=True, twisted: bool = False) -> Topology:
@@ -39,6 +39,7 @@ def torus(dims, wraparound=True, twisted: bool = False) -> Topology:
     if twisted and (len(dims) < 2 or not wrap[0]):
         raise ValueError("a twisted torus needs two or more dimensions and wraparound on the first")
     n = math.prod(dims)
+    check_size(f"torus{dims}", n, n * len(dims))
     coords = np.array(list(itertools.product(*[range(d) for d in dims])), dtype=np.int64).reshape(n, len(dims))
     strides = np.array([math.prod(dims[i + 1:]) for i in range(len(dims))], dtype=np.int64)
     edges = []
@@ -76,6 +77,7 @@ def ring(n: int) -> Topology:
 def full_mesh(n: int) -> Topology:
     """Every chip linked directly to every other (e.g. 8 GPUs with point-to-point links)."""
     n = whole("n", n)
+    check_size(f"full_mesh({n})", n, n * (n - 1) / 2)
     e = [(i, j) for i in range(n) for j in range(i + 1, n)]
     return from_edges(f"full mesh of {n}", "full_mesh", n, n, e if e else np.zeros((0, 2)))
 
@@ -86,6 +88,7 @@ def switched(n: int, name: str = "NVSwitch domain") -> Topology:
     Every chip-to-chip path is 2 hops (chip → switch → chip); bandwidth is per chip, not shared.
     """
     n = whole("n", n)
+    check_size(f"switched({n})", n + 1, n)
     return from_edges(f"{name} ({n} chips)", "switched", n, n + 1, [(i, n) for i in range(n)],
                       assumptions="the switch fabric is non-blocking and shown as one node")
 
@@ -105,6 +108,7 @@ def fat_tree(k: int, oversubscription: int = 1) -> Topology:
         raise ValueError("k must be even")
     o = whole("oversubscription", oversubscription)
     h = k // 2
+    check_size(f"fat_tree({k}, oversubscription={o})", k * h * o * h + 2 * k * h + h * h, k * h * o * h + 2 * k * h * h)
     hosts_per_edge = o * h
     n_hosts = k * h * hosts_per_edge
     edge0 = n_hosts
@@ -138,6 +142,7 @@ def dragonfly(a: int, p: int, h: int, groups: int | None = None) -> Topology:
     if g > a * h + 1:
         raise ValueError(f"{g} groups need more than a·h = {a * h} global links per group")
     n_chips = g * a * p
+    check_size(f"dragonfly({a}, {p}, {h}, groups={g})", n_chips + g * a, n_chips + g * a * (a - 1) / 2 + g * (g - 1) / 2)
     r0 = n_chips
     edges = []
     for grp in range(g):
@@ -177,6 +182,8 @@ def boardfly(groups: int = 36, boards_per_group: int = 8, chips_per_board: int =
     g, b, c = (whole(n, v) for n, v in (("groups", groups), ("boards_per_group", boards_per_group),
                                           ("chips_per_board", chips_per_board)))
     per_group = b * c
+    check_size(f"boardfly({g}, {b}, {c})", g * per_group,
+               g * b * (c * (c - 1) / 2 + c * (b - 1) / 2) + g * (g - 1) / 2)
     node = lambda grp, brd, chip: (grp * b + brd) * c + chip  # noqa: E731
     edges = []
     for grp in range(g):
@@ -220,7 +227,10 @@ def gpu_cluster(nodes: int, gpus_per_node: int = 8, nic_bw_bytes_per_s: float = 
     SuperPOD design, drawn as one non-blocking switch per rail). Chips: ``nodes·gpus_per_node``.
     """
     nodes, g = whole("nodes", nodes), whole("gpus_per_node", gpus_per_node)
+    nic_bw_bytes_per_s = positive("nic_bw_bytes_per_s", nic_bw_bytes_per_s)
+    nic_latency_s = positive("nic_latency_s", nic_latency_s)
     n = nodes * g
+    check_size(f"gpu_cluster({nodes}, {g})", n + nodes + g, 2 * n)
     nvs0 = n
     rail0 = n + nodes
     edges = [(node * g + i, nvs0 + node) for node in range(nodes) for i in range(g)]

@@ -62,7 +62,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from accelbook.checks import one_of, positive
+from accelbook.checks import instance, one_of, output, positive, positive_array
 from accelbook.specs.fabrics import Protocol
 
 from .geometry import axis_diameter, axis_is_ring
@@ -329,6 +329,7 @@ def uniform_all_to_all_load_and_diameter(topo: Topology) -> tuple[float, int]:
 
 def _check(collective: str, topology: Topology) -> None:
     one_of("collective", collective, COLLECTIVES)
+    instance("topology", topology, Topology)
     if topology.n_endpoints < 2:
         raise ValueError("a collective needs at least two chips")
 
@@ -359,7 +360,7 @@ def estimate(collective: str, message_bytes: float, topology: Topology, algorith
     _check(collective, topology)
     S = positive("message_bytes", message_bytes)
     alg, proto, lat, slope = min(_candidates(collective, topology, algorithm), key=lambda c: c[2] + c[3] * S)
-    t = lat + slope * S
+    t = output(f"{collective} time (s)", lat + slope * S)
     p = topology.n_endpoints
     algbw = S / t
     return Estimate(collective, alg, proto, S, p, t, lat, slope * S, algbw, algbw * bus_factor(collective, p))
@@ -369,7 +370,7 @@ def sweep(collective: str, topology: Topology, sizes=None) -> pd.DataFrame:
     """Estimates over message sizes (bytes), with the algorithm and protocol chosen at each size
     (the same choice as :func:`estimate`, computed for all sizes at once)."""
     _check(collective, topology)
-    sizes = np.geomspace(8, 8 * 2**30, 28) if sizes is None else np.asarray(sizes, dtype=float)
+    sizes = np.geomspace(8, 8 * 2**30, 28) if sizes is None else positive_array("sizes", sizes)
     if sizes.ndim != 1 or not (np.isfinite(sizes).all() and (sizes > 0).all()):
         raise ValueError("sizes must be a 1-D array of message sizes > 0 (bytes)")
     cands = _candidates(collective, topology, None)

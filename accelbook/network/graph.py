@@ -22,6 +22,22 @@ import numpy as np
 
 from accelbook.checks import fraction, positive
 
+#: the largest network a builder makes (nodes: chips and switches; undirected links). Past these the
+#: graph alone takes hundreds of MB and every path kernel minutes; a builder estimates the size from
+#: its arguments first and refuses with :func:`check_size` (``fat_tree(200)`` would be 2 million chips).
+MAX_NODES = 2**19
+MAX_LINKS = 2**21
+
+
+def check_size(what: str, n_nodes: float, n_links: float) -> None:
+    """A ``ValueError`` naming ``what`` (the builder and its arguments) when a network would have more
+    than :data:`MAX_NODES` nodes or :data:`MAX_LINKS` links."""
+    if n_nodes > MAX_NODES or n_links > MAX_LINKS:
+        raise ValueError(f"{what} would have {n_nodes:,.0f} nodes and {n_links:,.0f} links; the limit is "
+                         f"{MAX_NODES:,} nodes and {MAX_LINKS:,} links (accelbook.network.graph.MAX_NODES, "
+                         "MAX_LINKS); for a larger torus, accelbook.network.geometry has closed forms")
+
+
 #: kinds whose chips sit on a grid (``dims``, ``wraparound``): what torus-aware code accepts
 GRID_KINDS = ("torus", "mesh", "ring", "tpu_pod")
 

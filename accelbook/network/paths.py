@@ -81,10 +81,50 @@ def _hop_histogram(indptr, indices, n_nodes, n_endpoints):
     return out, np.int64(n_endpoints) * (n_endpoints - 1) - reached.sum()
 
 
+#: the most work a path function may take on (node and link visits; about 10 s on two cores), and
+#: the most memory (bytes) its buffers may hold: past these it refuses, saying so (:func:`path_work`)
+MAX_PATH_WORK = 2e9
+MAX_PATH_MEMORY_BYTES = 2**30
+
+
+def _eccentricity(indptr, indices, n_nodes: int, source: int = 0) -> int:
+    """Hops from ``source`` to the farthest node it reaches (one breadth-first search, vectorised)."""
+    seen = np.zeros(n_nodes, dtype=bool)
+    seen[source] = True
+    frontier, level = np.array([source], dtype=np.int64), 0
+    while True:
+        counts = indptr[frontier + 1] - indptr[frontier]
+        starts = np.repeat(indptr[frontier] - np.cumsum(counts) + counts, counts)
+        nbrs = indices[starts + np.arange(counts.sum())]
+        nbrs = np.unique(nbrs[~seen[nbrs]])
+        if len(nbrs) == 0:
+            return level
+        seen[nbrs] = True
+        frontier, level = nbrs, level + 1
+
+
+def path_work(what: str, work: float, memory_bytes: float = 0.0) -> None:
+    """A ``ValueError`` naming ``what`` when its estimated ``work`` (node and link visits) exceeds
+    :data:`MAX_PATH_WORK` or its buffers ``memory_bytes`` exceed :data:`MAX_PATH_MEMORY_BYTES`."""
+    if work > MAX_PATH_WORK or memory_bytes > MAX_PATH_MEMORY_BYTES:
+        raise ValueError(f"{what} would take about {work:.2g} node and link visits and {memory_bytes / 2**20:,.0f} MiB; "
+                         f"the limits are {MAX_PATH_WORK:.0e} visits and {MAX_PATH_MEMORY_BYTES / 2**20:,.0f} MiB "
+                         "(accelbook.network.paths.MAX_PATH_WORK, MAX_PATH_MEMORY_BYTES). For a torus use the closed "
+                         "forms of accelbook.network.geometry (torus_mean_hops, torus_diameter).")
+
+
 def hop_histogram(topo: Topology) -> np.ndarray:
-    """``h[d]`` = number of ordered pairs of distinct chips whose shortest path has ``d`` hops."""
+    """``h[d]`` = number of ordered pairs of distinct chips whose shortest path has ``d`` hops.
+
+    Refused (``ValueError``) past :data:`MAX_PATH_WORK`: the work is (chips / 64) searches × levels ×
+    (nodes + directed links), the levels estimated from one search out of chip 0.
+    """
     if topo.n_endpoints < 2:
         raise ValueError("hop statistics need at least two chips")
+    batches = (topo.n_endpoints + 63) // 64
+    levels = _eccentricity(topo.indptr, topo.indices, topo.n_nodes) + 1
+    path_work(f"hop statistics of {topo.name}", batches * levels * (topo.n_nodes + len(topo.indices)),
+              batches * (topo.n_nodes + 1) * 8)
     hist, unreachable = _hop_histogram(topo.indptr, topo.indices, topo.n_nodes, topo.n_endpoints)
     if unreachable:
         raise ValueError(f"{topo.name} is not connected: {unreachable} ordered pairs of chips cannot reach each other")
@@ -200,6 +240,8 @@ def link_loads(topo: Topology, traffic="uniform", seed: int = 0) -> np.ndarray:
         dest = rng.permutation(topo.n_endpoints).astype(np.int64)
     else:
         raise ValueError(f"traffic must be 'uniform' or 'permutation', got {traffic!r}")
+    path_work(f"link loads of {topo.name}", topo.n_endpoints * (topo.n_nodes + len(topo.indices)) * 2,
+              min(topo.n_endpoints, 64) * len(topo.indices) * 8 + demand.size * 8)
     hop_histogram(topo)  # raises a clear error if the network is not connected
     return _link_load(topo.indptr, topo.indices, topo.n_nodes, topo.n_endpoints, dest, demand)
 
@@ -296,6 +338,7 @@ def dor_link_loads(topo: Topology, traffic: str = "uniform", seed: int = 0) -> n
         raise ValueError("dimension-ordered routing is not defined here for twisted tori")
     n = topo.n_endpoints
     if traffic == "uniform":
+        path_work(f"dimension-ordered link loads of {topo.name}", n * n * sum(topo.dims), n * n * 16)
         s, d = np.divmod(np.arange(n * n, dtype=np.int64), n)
     elif traffic == "permutation":
         s = np.arange(n, dtype=np.int64)

@@ -20,7 +20,7 @@ from accelbook.specs.clusters import cluster_for
 from accelbook.specs.fabrics import fabrics
 
 from .builders import gpu_cluster, switched, torus, tpu_pod
-from .graph import Topology, from_edges
+from .graph import Topology, check_size, from_edges
 
 #: TPU generation -> its ICI fabric in data/fabrics.toml
 _ICI = {"v4": "ici-v4-v5e", "v5e": "ici-v4-v5e", "v5p": "ici-v5p-v6e", "v6e": "ici-v5p-v6e"}
@@ -90,6 +90,7 @@ def tpu_multislice(generation: str, slice_shape, slices: int) -> Topology:
     dcn = cluster_for(f"tpu-{generation}")
     n = one.n_endpoints
     p = n * slices
+    check_size(f"tpu_multislice({generation!r}, {tuple(one.dims)}, {slices})", p + 1, (one.n_links + 1) * slices)
     inside = one.edges()
     edges = np.concatenate([inside + k * n for k in range(slices)] +
                            ([np.stack([np.arange(p), np.full(p, p)], axis=1)] if slices > 1 else []))

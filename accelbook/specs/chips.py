@@ -30,6 +30,7 @@ from .loader import (
     Provenance,
     Source,
     check_keys,
+    checked_path,
     file_keys,
     parse_quantity,
     read_table_file,
@@ -232,6 +233,11 @@ def parse_chip(path: Path | str, cid: str, entry: Mapping[str, Any], sources: Ma
                 raise CatalogueError(path, cid, key, "say direction = \"one-way\" or \"bidirectional\"")
             kw["link_bw_direction"] = q.provenance.direction
         prov[field] = q.provenance
+    for key in ("name", "vendor", "notes"):
+        if key in entry and (not isinstance(entry[key], str) or (key != "notes" and not entry[key].strip())):
+            raise CatalogueError(path, cid, key, f"must be a non-empty string, got {entry[key]!r}")
+    if not isinstance(entry.get("what_if", False), bool):
+        raise CatalogueError(path, cid, "what_if", f"must be true or false (a TOML boolean), got {entry['what_if']!r}")
     if entry["status"] not in STATUSES:
         raise CatalogueError(path, cid, "status", f"must be one of {STATUSES}, got {entry['status']!r}")
     if entry["kind"] not in KINDS:
@@ -262,7 +268,7 @@ def parse_chip(path: Path | str, cid: str, entry: Mapping[str, Any], sources: Ma
     return Chip(
         id=cid, name=str(entry["name"]), vendor=str(entry["vendor"]), kind=entry["kind"],
         status=entry["status"], year=year, aliases=tuple(aliases), notes=str(entry.get("notes", "")),
-        what_if=bool(entry.get("what_if", False)),
+        what_if=entry.get("what_if", False),
         peak_dense_flop_s=MappingProxyType(dense), peak_sparse_flop_s=MappingProxyType(sparse),
         provenance=MappingProxyType(prov), **kw,
     )
@@ -274,7 +280,7 @@ def load_chips(path: Path | str, sources: Mapping[str, Source] | None = None) ->
     A user file may define its own sources in a ``[sources.<id>]`` table (same keys as
     ``data/sources.toml``); they are added to the package's sources.
     """
-    path = Path(path)
+    path = checked_path(path)
     raw = read_table_file(path)
     sources = user_sources(path, raw, sources)
     return tuple(parse_chip(path, cid, entry, sources) for cid, entry in raw.items())
@@ -287,7 +293,7 @@ def _builtin() -> tuple[Chip, ...]:
 
 @functools.lru_cache(maxsize=32)
 def _catalogue(extra: tuple[tuple[str, int], ...]) -> Catalogue:
-    return Catalogue.merge("chip", _builtin(), *(load_chips(p) for p, _ in extra))
+    return Catalogue.merge("chip", _builtin(), *((p, load_chips(p)) for p, _ in extra))
 
 
 def all_chips(*extra_files: str | Path) -> tuple[Chip, ...]:

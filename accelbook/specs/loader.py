@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
@@ -77,6 +79,25 @@ UNITS: Mapping[str, float] = MappingProxyType(
         "ratio": 1.0,
     }
 )
+
+#: the largest value, in SI, that a number in each unit may take: generous physical bounds (a chip of
+#: 10 EFLOP/s, an exabyte, an exabyte per second, 30 years, a gigawatt), so that a typo such as
+#: ``1e300`` is refused at load instead of becoming ``inf`` in a model. Values must also be > 0
+#: (>= 0 where a key allows zero) and finite.
+_FAMILIES = {
+    "flop/s": (("pflop_s", "tflop_s", "gflop_s", "pop_s", "top_s"), 1e19),
+    "bytes": (("tb", "gb", "mb", "kb", "tib", "gib", "mib", "kib"), 1e18),
+    "bytes/s": (("pb_s", "tb_s", "gb_s", "gib_s"), 1e18),
+    "time": (("s", "ms", "us", "ns"), 1e9),
+    "power": (("w", "kw"), 1e9),
+    "money": (("usd_per_hour",), 1e6 / 3600.0),
+    "chips": (("chips",), 1e8),
+    "count": (("count",), 1e18),
+    "fraction": (("fraction",), 1.0),
+    "ratio": (("ratio",), 1e6),
+}
+UNIT_LIMITS: Mapping[str, float] = MappingProxyType(
+    {unit: limit for units, limit in _FAMILIES.values() for unit in units})
 
 SOURCE_KINDS = ("primary", "secondary", "derived", "estimate", "what-if")
 STATUSES = ("shipping", "announced", "estimated")
@@ -136,7 +157,7 @@ _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 def load_sources(path: Path | str | None = None) -> Mapping[str, Source]:
     """Read ``sources.toml``: ``[id]`` tables with title, url, date (YYYY[-MM[-DD]]) and kind."""
-    path = Path(path) if path is not None else DATA_DIR / "sources.toml"
+    path = checked_path(path) if path is not None else DATA_DIR / "sources.toml"
     return MappingProxyType(parse_sources(path, _read_toml(path)))
 
 
@@ -166,19 +187,40 @@ def user_sources(path: Path, raw: dict[str, Any], sources: Mapping[str, Source] 
     return merged
 
 
+def checked_path(path: Any) -> Path:
+    """``path`` as a :class:`Path`; a :class:`CatalogueError` naming it if it is not a file path
+    (``None``, a number, an empty string)."""
+    if isinstance(path, bytes) or not isinstance(path, (str, PathLike)):
+        raise CatalogueError(repr(path), None, None,
+                             f"a catalogue path must be a str or a pathlib.Path, got {type(path).__name__}")
+    if str(path).strip() == "":
+        raise CatalogueError("''", None, None, "a catalogue path must not be empty")
+    return Path(path)
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    """Parse one TOML file; every way that can fail is a :class:`CatalogueError` naming the file."""
+    path = checked_path(path)
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
     except FileNotFoundError:
         raise CatalogueError(path, None, None, "file not found") from None
+    except IsADirectoryError:
+        raise CatalogueError(path, None, None, "is a directory, not a TOML file") from None
+    except OSError as exc:
+        raise CatalogueError(path, None, None, f"cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise CatalogueError(path, None, None, f"is not valid UTF-8 (byte {exc.start}); TOML files are UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise CatalogueError(path, None, None, f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise CatalogueError(path, None, None, "nests arrays or tables too deeply to be a catalogue") from None
 
 
 def read_table_file(path: Path | str) -> dict[str, dict[str, Any]]:
     """Read a TOML file whose top-level tables are catalogue entries (``[h100]``, ``[tpu-v5p]``)."""
-    path = Path(path)
+    path = checked_path(path)
     raw = _read_toml(path)
     for name, entry in raw.items():
         if not isinstance(entry, dict):
@@ -233,7 +275,7 @@ def parse_quantity(
     check_keys(path, entry_name + "." + key, raw, required={"value", "src"},
                 optional={"date", "note", "direction", "provider", "alt"})
     factor = UNITS[unit]
-    value = _number(path, entry_name, key, raw["value"], positive=positive, allow_zero=allow_zero)
+    value = _number(path, entry_name, key, raw["value"], positive=positive, allow_zero=allow_zero, unit=unit)
     source = lookup_source(path, entry_name, key, raw["src"], sources)
     date = str(raw.get("date", source.date))
     if not _DATE.match(date):
@@ -247,7 +289,7 @@ def parse_quantity(
         if not isinstance(alt, dict):
             raise CatalogueError(path, entry_name, akey, "each alternative must be a table {value, src, note}")
         check_keys(path, entry_name + "." + akey, alt, required={"value", "src"}, optional={"note"})
-        avalue = _number(path, entry_name, akey, alt["value"], positive=positive, allow_zero=allow_zero)
+        avalue = _number(path, entry_name, akey, alt["value"], positive=positive, allow_zero=allow_zero, unit=unit)
         alts.append((avalue * factor, lookup_source(path, entry_name, akey, alt["src"], sources), str(alt.get("note", ""))))
     prov = Provenance(
         source=source, date=date, note=str(raw.get("note", "")), direction=direction,
@@ -256,14 +298,25 @@ def parse_quantity(
     return Quantity(value * factor, prov)
 
 
-def _number(path, entry_name, key, value, *, positive: bool, allow_zero: bool) -> float:
+def _number(path, entry_name, key, value, *, positive: bool, allow_zero: bool, unit: str | None = None) -> float:
+    """A catalogue number, checked: a TOML number (not a boolean or a string), finite, > 0 (>= 0 with
+    ``allow_zero``) when ``positive``, and, with ``unit``, at most :data:`UNIT_LIMITS` once in SI."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise CatalogueError(path, entry_name, key, f"value must be a number, got {value!r}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise CatalogueError(path, entry_name, key, "value is too large to be a number") from None
     if value != value or value in (float("inf"), float("-inf")):
         raise CatalogueError(path, entry_name, key, "value must be finite")
     if positive and (value < 0 or (value == 0 and not allow_zero)):
         raise CatalogueError(path, entry_name, key, f"value must be > 0, got {value}")
+    if unit is not None:
+        si, limit = value * UNITS[unit], UNIT_LIMITS[unit]
+        if not (abs(si) <= limit):
+            raise CatalogueError(path, entry_name, key,
+                                 f"value {value:g} {unit} is beyond the physical bound of "
+                                 f"{limit / UNITS[unit]:g} {unit}: a typo?")
     return value
 
 
@@ -280,67 +333,130 @@ def lookup_source(path, entry_name, key, sid, sources: Mapping[str, Source]) -> 
 
 
 def fuzzy_key(name: str) -> str:
-    """Normalise an id for forgiving look-ups: 'TPU v5p', 'tpu-v5p' and 'tpu_v5p' all -> 'tpuv5p'."""
-    return re.sub(r"[^a-z0-9]", "", name.lower())
+    """Normalise a name for forgiving look-ups: 'TPU v5p', 'tpu-v5p' and 'tpu_v5p' all -> 'tpuv5p'.
+
+    Letters and digits of any script are kept (``'芯片'`` stays ``'芯片'``, so two Chinese names never
+    fold to the same empty key); case, spaces and punctuation are dropped. A name of punctuation only
+    has the empty key, which matches nothing.
+    """
+    return "".join(ch for ch in unicodedata.normalize("NFKC", name).casefold() if ch.isalnum())
 
 
 def lookup(name: str, index: Mapping[str, str], what: str, names: Mapping[str, str]) -> str:
-    """Resolve ``name`` through ``index`` (fuzzy key -> id) or raise an error naming close matches.
-
-    ``names`` maps each id to its display name, for the message.
-    """
+    """Resolve ``name``: an exact id first, then ``index`` (fuzzy key -> id); else an error naming
+    close matches. ``names`` maps each id to its display name, for the message."""
     if not isinstance(name, str):
         raise TypeError(f"{what} name must be a string, got {type(name).__name__}")
+    if name.strip() in names:
+        return name.strip()
     key = fuzzy_key(name)
-    if key in index:
+    if key and key in index:
         return index[key]
+    raise unknown_name(name, what, names)
+
+
+def unknown_name(name: str, what: str, names: Mapping[str, str], ambiguous: Iterable[str] = ()) -> "UnknownNameError":
+    """The error for a name that matches no entry (or, with ``ambiguous``, several), listing the closest."""
     import difflib
 
-    by_name = {fuzzy_key(n): i for i, n in names.items()}
-    close = difflib.get_close_matches(key, list(index) + list(by_name), n=8, cutoff=0.5)
-    close += difflib.get_close_matches(name, list(names.values()), n=4, cutoff=0.3)
-    ids = list(dict.fromkeys(index.get(fuzzy_key(c)) or by_name.get(fuzzy_key(c)) for c in close))
-    shown = [f"{i} ({names[i]})" for i in ids if i is not None][:4]
-    raise UnknownNameError(
+    ambiguous = list(ambiguous)
+    if ambiguous:
+        shown = ", ".join(f"{i} ({names[i]})" for i in ambiguous)
+        return UnknownNameError(f"{what} name {name!r} is ambiguous: it matches {shown}; use the exact id")
+    key = fuzzy_key(name)
+    by_key = {}
+    for i, n in names.items():
+        by_key.setdefault(fuzzy_key(i), i)
+        by_key.setdefault(fuzzy_key(n), i)
+    close = difflib.get_close_matches(key, [k for k in by_key if k], n=8, cutoff=0.5) if key else []
+    ids = [by_key[c] for c in close]
+    ids += [i for n in difflib.get_close_matches(name, list(names.values()), n=4, cutoff=0.3)
+            for i, nm in names.items() if nm == n]
+    shown = [f"{i} ({names[i]})" for i in dict.fromkeys(ids)][:4]
+    return UnknownNameError(
         f"unknown {what} {name!r}" + (f"; closest: {', '.join(shown)}" if shown else "")
         + f". See accelbook.{what}s() for the full list."
     )
 
 
+def _names_of(item) -> tuple[str, ...]:
+    return (item.id, item.name, *item.aliases)
+
+
 @dataclass(frozen=True)
 class Catalogue:
-    """Entries (chips or models: anything with id, name, aliases) and a forgiving name index."""
+    """Entries (chips or models: anything with id, name, aliases) and their name indexes.
+
+    A name is resolved exactly first (an id, then a display name or an alias, as written), then
+    forgivingly (:func:`fuzzy_key`) only when that key belongs to one entry: ``"my chip"`` is an
+    error, not a guess, when both ``my-chip`` and ``my_chip`` exist.
+    """
 
     what: str
     items: tuple
-    index: Mapping[str, str]
+    exact: Mapping[str, tuple[str, ...]]  # a name as written -> ids
+    index: Mapping[str, tuple[str, ...]]  # fuzzy key -> ids
 
     @classmethod
-    def merge(cls, what: str, builtin: Iterable, *user_files: Iterable) -> "Catalogue":
-        """The package's entries plus each user file's; a user entry with an existing id replaces ours."""
+    def merge(cls, what: str, builtin: Iterable, *user_files: tuple[Path | str, Iterable]) -> "Catalogue":
+        """The package's entries plus each user file's (``(path, entries)`` pairs).
+
+        A user entry with an existing id replaces ours (a deliberate override). A user entry whose id,
+        name or alias folds to the same key as another entry's id, name or alias is a
+        :class:`CatalogueError` naming both: a user's chip named like a built-in one would otherwise
+        lose to it, or shadow it, silently.
+        """
         items = list(builtin)
-        for user in user_files:
+        for path, user in user_files:
             user = list(user)
             ids = {u.id for u in user}
-            items = [i for i in items if i.id not in ids] + user
-        index: dict[str, str] = {}
+            items = [i for i in items if i.id not in ids]
+            owner = {fuzzy_key(n): i for i in items for n in _names_of(i) if fuzzy_key(n)}
+            for u in user:
+                for field, n in zip(("id", "name", *("aliases",) * len(u.aliases)), _names_of(u)):
+                    other = owner.get(fuzzy_key(n))
+                    if other is not None:
+                        raise CatalogueError(
+                            path, u.id, field,
+                            f"{n!r} collides with the {what} [{other.id}] ({other.name}) already in the catalogue; "
+                            f"rename it, or name your entry [{other.id}] to replace that one")
+            items += user
+        exact: dict[str, list[str]] = {}
+        index: dict[str, list[str]] = {}
         for item in items:
-            for name in (item.id, item.name, *item.aliases):
-                index.setdefault(fuzzy_key(name), item.id)
-        return cls(what, tuple(items), MappingProxyType(index))
+            for n in _names_of(item):
+                for table, k in ((exact, n.strip()), (index, fuzzy_key(n))):
+                    if k and item.id not in table.setdefault(k, []):
+                        table[k].append(item.id)
+        return cls(what, tuple(items), MappingProxyType({k: tuple(v) for k, v in exact.items()}),
+                   MappingProxyType({k: tuple(v) for k, v in index.items()}))
 
     def get(self, name: str):
-        """The entry called ``name`` (id, name or alias, forgivingly); :class:`UnknownNameError` if none."""
-        iid = lookup(name, self.index, self.what, {i.id: i.name for i in self.items})
-        return next(i for i in self.items if i.id == iid)
+        """The entry called ``name``: its id, then its name or an alias as written, then forgivingly
+        when only one entry matches; :class:`UnknownNameError` if none (or several) do."""
+        if not isinstance(name, str):
+            raise TypeError(f"{self.what} name must be a string, got {type(name).__name__}")
+        by_id = {i.id: i for i in self.items}
+        names = {i.id: i.name for i in self.items}
+        n = name.strip()
+        if n in by_id:
+            return by_id[n]
+        for ids in (self.exact.get(n, ()), self.index.get(fuzzy_key(name), ()) if fuzzy_key(name) else ()):
+            if len(ids) == 1:
+                return by_id[ids[0]]
+            if len(ids) > 1:
+                raise unknown_name(name, self.what, names, ambiguous=ids)
+        raise unknown_name(name, self.what, names)
 
 
 def file_keys(paths: Iterable[Path | str]) -> tuple[tuple[str, int], ...]:
-    """(path, modification time) pairs: a cache key that changes when a user edits their file."""
+    """(path, modification time) pairs: a cache key that changes when a user edits their file.
+    A path that is not one (``None``, ``''``) is a :class:`CatalogueError`."""
     keys = []
     for p in paths:
+        p = checked_path(p)
         try:
-            mtime = Path(p).stat().st_mtime_ns
+            mtime = p.stat().st_mtime_ns
         except OSError:
             mtime = -1  # the loader reports the missing file
         keys.append((str(p), mtime))

@@ -34,6 +34,7 @@ from .loader import (
     Provenance,
     Source,
     check_keys,
+    checked_path,
     file_keys,
     parse_quantity,
     read_table_file,
@@ -258,14 +259,22 @@ def bytes_per_element(precision: str) -> float:
 
 
 # -- loading ---------------------------------------------------------------------------------------
+#: the largest layer count, width, head count, vocabulary or expert count a models file may give (a
+#: bound far beyond any published model, so a typo cannot overflow the kernels' integer arithmetic)
+MAX_SHAPE = 10**7
+
+
 def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, Source]) -> Model:
     check_keys(path, mid, entry, required=_REQUIRED, optional=_OPTIONAL)
     kw: dict[str, Any] = {}
     for key in _INT_KEYS & entry.keys():
         v = entry[key]
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise CatalogueError(path, mid, key, f"must be a whole number >= 1, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_SHAPE:
+            raise CatalogueError(path, mid, key, f"must be a whole number in [1, {MAX_SHAPE:,}], got {v!r}")
         kw[key] = v
+    for key in ("name", "family", "notes"):
+        if key in entry and (not isinstance(entry[key], str) or (key != "notes" and not entry[key].strip())):
+            raise CatalogueError(path, mid, key, f"must be a non-empty string, got {entry[key]!r}")
     if entry["ffn"] not in ("swiglu", "gelu"):
         raise CatalogueError(path, mid, "ffn", f"must be 'swiglu' or 'gelu', got {entry['ffn']!r}")
     if entry.get("position", "rope") not in ("rope", "learned", "alibi"):
@@ -297,8 +306,8 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
         for k, v in t.items():
             if k == "balancing":
                 continue
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise CatalogueError(path, mid, f"moe.{k}", f"must be a whole number >= 0, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_SHAPE:
+                raise CatalogueError(path, mid, f"moe.{k}", f"must be a whole number in [0, {MAX_SHAPE:,}], got {v!r}")
         if not 1 <= t["top_k"] <= t["n_experts"]:
             raise CatalogueError(path, mid, "moe.top_k", "must be between 1 and n_experts")
         if t.get("n_dense_layers", 0) >= kw["n_layers"]:
@@ -312,8 +321,8 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
         for k, v in t.items():
             if k == "balancing":
                 continue
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise CatalogueError(path, mid, f"mla.{k}", f"must be a whole number >= 0, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_SHAPE:
+                raise CatalogueError(path, mid, f"mla.{k}", f"must be a whole number in [0, {MAX_SHAPE:,}], got {v!r}")
         mla = MLA(**t)
     prov = {}
     for key in ("published_params", "published_active_params"):
@@ -332,7 +341,7 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
 
 def load_models(path: Path | str, sources: Mapping[str, Source] | None = None) -> tuple[Model, ...]:
     """Load a models TOML file (the package's own or a user's, same schema as data/models.toml)."""
-    path = Path(path)
+    path = checked_path(path)
     raw = read_table_file(path)
     sources = user_sources(path, raw, sources)
     return tuple(parse_model(path, mid, entry, sources) for mid, entry in raw.items())
@@ -345,7 +354,7 @@ def _builtin() -> tuple[Model, ...]:
 
 @functools.lru_cache(maxsize=32)
 def _catalogue(extra: tuple[tuple[str, int], ...]) -> Catalogue:
-    return Catalogue.merge("model", _builtin(), *(load_models(p) for p, _ in extra))
+    return Catalogue.merge("model", _builtin(), *((p, load_models(p)) for p, _ in extra))
 
 
 def all_models(*extra_files: str | Path) -> tuple[Model, ...]:

@@ -11,7 +11,7 @@ from accelbook.specs.chips import MEMORY_RESERVE, Chip, usable_memory_bytes
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.models import Model
 
-from .arguments import batch_sequences, memory_reserve_fraction, resolve
+from .arguments import batch_sequences, chip_count, memory_reserve_fraction, resolve, sequence_length
 from .kernel import evaluate_layouts
 from .mfu import model_flops_utilisation
 from .slots import (
@@ -182,8 +182,8 @@ def search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision,
     number that fit). The ranking: fits first, then step time; ties to the lower ZeRO stage, then the
     smaller memory. Raises a ``ValueError`` when no layout is valid, or none fits (``include_unfit`` false)."""
     model, chip, cl = resolve(model, chip, cluster, precision)
-    n = whole("n_chips", n_chips)
-    s = whole("seq_len", seq_len, 2)
+    n = chip_count(n_chips)
+    s = sequence_length(seq_len)
     B = batch_sequences(global_batch_tokens, s)
     reserve = memory_reserve_fraction(memory_reserve)
     sp = search_space(model, n, **fixed)

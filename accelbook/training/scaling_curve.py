@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pandas as pd
 
-from accelbook.checks import whole
+from accelbook.checks import positive
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, usable_memory_bytes
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.models import Model
 
-from .arguments import batch_sequences, resolve
+from .arguments import batch_sequences, chip_count, resolve, sequence_length
 from .kernel import evaluate_layout
 from .layouts import best_config
 from .slots import GRAD_SYNC, RECOMPUTE, SCHEDULES, attention_head_dim, chip_vector, model_vector, options_vector
@@ -45,7 +47,14 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
         raise ValueError("give exactly one of batch_tokens_per_chip (weak scaling) or global_batch_tokens (strong)")
     if layout not in ("fixed", "best"):
         raise ValueError(f"layout must be 'fixed' or 'best', got {layout!r}")
-    counts = sorted({whole("chip count", c) for c in chip_counts})
+    if isinstance(chip_counts, (str, bytes)) or not isinstance(chip_counts, Iterable):
+        raise TypeError(f"chip_counts must be a list of chip counts, got {type(chip_counts).__name__} {chip_counts!r}")
+    counts = sorted({chip_count(c, "each of chip_counts") for c in chip_counts})
+    if not counts:
+        raise ValueError("chip_counts must hold at least one chip count, got an empty list")
+    seq_len = sequence_length(seq_len)
+    if batch_tokens_per_chip is not None:
+        positive("batch_tokens_per_chip", batch_tokens_per_chip)
     model, chip, cl = resolve(model, chip, cluster, precision)
     rows, base, times = [], None, {}
 

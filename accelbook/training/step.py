@@ -15,7 +15,7 @@ from accelbook.specs.chips import MEMORY_RESERVE, Chip, get_chip, usable_memory_
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.models import Model
 
-from .arguments import batch_sequences, memory_reserve_fraction, resolve
+from .arguments import batch_sequences, chip_count, memory_reserve_fraction, resolve, sequence_length
 from .goodput import check_goodput, time_to_train_words
 from .kernel import evaluate_layout
 from .mfu import ATTENTION_COUNTS, DEFAULT_ATTENTION, DEFAULT_PEAK, PEAKS, convention_name, model_flops_utilisation
@@ -309,8 +309,8 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     attention it feeds) or "allgather" (gathered before attention, exposed: Llama 3's choice).
     """
     model, chip, cl = resolve(model, chip, cluster, precision)
-    n = whole("n_chips", n_chips)
-    s = whole("seq_len", seq_len, 2)
+    n = chip_count(n_chips)
+    s = sequence_length(seq_len)
     tp, pp, cp, ep, mb, vp = (whole(k, v) for k, v in
                               (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep), ("microbatch", microbatch), ("vp", vp)))
     one_of("zero_stage", zero_stage, ZERO_STAGES)
