@@ -87,3 +87,14 @@ def test_the_error_columns_are_predicted_over_reported_minus_one():
     assert (t["ttft_p99_ms_predicted"] <= 2000).all() and (t["tpot_p99_ms_predicted"] <= 200).all()
     big = t[["tokens_per_s_error", "ttft_mean_ms_error", "tpot_mean_ms_error"]].abs().max(axis=1) > mlperf.TOLERANCE
     assert (t.loc[big, "note"] != "within ±25 %").all()
+
+
+def test_the_rate_search_takes_the_kv_policy():
+    # a pool too small to reserve prompt + output for many requests: paging admits more and carries more load
+    tight = sv.StepCost(**{**COST.__dict__, "max_kv_tokens": 6000})
+    kw = dict(n_requests=800, steps=6)
+    reserve, _, _ = mlperf.highest_rate(tight, 1, PROMPT, OUTPUT, 2.0, 0.2, **kw)
+    paged, stats, _ = mlperf.highest_rate(tight, 1, PROMPT, OUTPUT, 2.0, 0.2, kv_policy="paged", **kw)
+    assert paged > reserve and stats["ttft_pct_s"] <= 2.0 and stats["tpot_pct_s"] <= 0.2
+    with pytest.raises(ValueError, match="kv_policy"):
+        mlperf.highest_rate(COST, 1, PROMPT, OUTPUT, 2.0, 0.2, kv_policy="lru", **kw)

@@ -36,11 +36,18 @@ def decode_s(n, ctx):
 
 def assert_same_as_reference(w, cost, **kw):
     r = sv.simulate(w, cost, **kw)
-    first, finish, admit, gaps = reference_simulate(w.arrival_s, w.prompt_len, w.output_len, cost, **kw)
+    rec = {}
+    first, finish, admit, gaps = reference_simulate(w.arrival_s, w.prompt_len, w.output_len, cost, **kw,
+                                                    prefix_len=w.prefix_len, prefix_id=w.prefix_id, record=rec)
     np.testing.assert_array_equal(r.first_token_s, np.array(first, dtype=float), err_msg=f"first token {kw}")
     np.testing.assert_array_equal(r.finish_s, np.array(finish, dtype=float), err_msg=f"finish {kw}")
     np.testing.assert_array_equal(r.admit_s, np.array(admit, dtype=float), err_msg=f"admit {kw}")
     np.testing.assert_array_equal(np.sort(r.gaps()), np.sort(np.array(gaps, dtype=float)), err_msg=f"gaps {kw}")
+    np.testing.assert_array_equal(r.preemptions, rec["preemptions"], err_msg=f"preemptions {kw}")
+    np.testing.assert_array_equal(r.cached_tokens, rec["cached_tokens"], err_msg=f"cached tokens {kw}")
+    cols = ["instance", *sv.ITERATION_COLUMNS]
+    np.testing.assert_array_equal(r.iterations[cols].to_numpy(float), np.array(rec["iterations"], dtype=float),
+                                  err_msg=f"iterations {kw}")
     assert r.gap_count.sum() == (w.output_len - 1).sum()
     np.testing.assert_array_equal(r.ttft_s, np.array(first) - w.arrival_s)
     np.testing.assert_array_equal(r.e2e_s, np.array(finish) - w.arrival_s)
@@ -447,3 +454,171 @@ def test_small_chunks_keep_up_at_notebook_06_load():
     assert small.goodput(1.0, 0.05) > 0.9 * big.goodput(1.0, 0.05)
     assert np.median(small.ttft_s) < 0.5
     assert small.tbt_percentile(99) < big.tbt_percentile(99)
+
+
+# -- 8. paged KV, preemption by recomputation, prefix caching ------------------------------------------------------
+PAGED_GRID = [
+    (dict(n_requests=150, rate_per_s=20.0, prompt=("uniform", 1, 700), output=("uniform", 1, 500)), TIGHT,
+     dict(kv_policy="paged", chunk_tokens=64)),                                    # preemptions
+    (dict(n_requests=150, rate_per_s=50.0, prompt=("fixed", 700), output=("fixed", 700)), TIGHT,
+     dict(kv_policy="paged", block_tokens=1)),                                     # token-sized blocks
+    (dict(n_requests=200, rate_per_s=20.0, prompt=("uniform", 1, 600), output=("uniform", 1, 400),
+          prefix=(96, 0.7, 3)), TIGHT, dict(kv_policy="paged", prefix_caching=True, block_tokens=8, chunk_tokens=100)),
+    (dict(n_requests=300, rate_per_s=40.0, prompt=("lognormal", 300, 0.8, 900), output=("uniform", 1, 300),
+          prefix=(200, 0.5, 5)), TIGHT, dict(kv_policy="paged", prefix_caching=True, n_instances=2)),
+    (dict(n_requests=300, rate_per_s=60.0, prompt=("lognormal", 400, 0.8), output=("lognormal", 100, 1.0),
+          prefix=(512, 0.9)), REAL, dict(kv_policy="paged", prefix_caching=True, chunk_tokens=128)),
+]
+
+
+@pytest.mark.parametrize("wkw,cost,kw", PAGED_GRID, ids=[f"paged{i}" for i in range(len(PAGED_GRID))])
+def test_paged_kernel_equals_reference_grid(wkw, cost, kw):
+    w = sv.workload(**wkw, seed=7)
+    r = assert_same_as_reference(w, cost, **kw)
+    if cost is TIGHT:
+        assert r.preemptions.sum() > 0                   # the grid exercises preemption
+    if kw.get("prefix_caching"):
+        assert r.cached_tokens.sum() > 0                 # ... and prefix hits
+
+
+@st.composite
+def paged_case(draw):
+    bt = draw(st.sampled_from([1, 4, 16]))
+    kv = draw(st.integers(8 * bt, 3000))
+    cost = sv.StepCost(draw(st.sampled_from([0.0, 0.003])), draw(st.sampled_from([0.001, 0.01])),
+                       draw(st.sampled_from([1e-5, 1e-4])), 0.0, draw(st.sampled_from([0.0, 1e-7])),
+                       draw(st.sampled_from([0.0, 2e-4])), draw(st.integers(1, 8)), kv)
+    room = kv // bt * bt                                 # the pool in tokens: prompt + output - 1 must fit
+    plen = min(draw(st.sampled_from([0, 5, 3 * bt, 64])), room // 3)
+    pmax = max(1, min(draw(st.integers(1, 400)), room // 2 - plen))
+    omax = max(1, min(draw(st.integers(1, 300)), room - pmax - plen))
+    prefix = (plen, draw(st.sampled_from([0.3, 1.0])), draw(st.integers(1, 4))) if plen > 0 else None
+    w = sv.workload(draw(st.integers(1, 60)), draw(st.sampled_from([0.5, 5.0, 50.0, 500.0])),
+                    prompt=("uniform", 1, pmax), output=("uniform", 1, omax), seed=draw(st.integers(0, 2**31)),
+                    prefix=prefix)
+    return w, cost, dict(kv_policy="paged", block_tokens=bt, prefix_caching=draw(st.booleans()),
+                         chunk_tokens=draw(st.sampled_from([1, 7, 64, 512])), n_instances=draw(st.integers(1, 3)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=paged_case())
+def test_paged_kernel_equals_reference_random_and_keeps_its_invariants(case):
+    w, cost, kw = case
+    r = assert_same_as_reference(w, cost, **kw)
+    n_blocks = cost.max_kv_tokens // kw["block_tokens"]
+    assert r.block_tokens == kw["block_tokens"] and r.kv_policy == "paged"
+    assert r.iterations["kv_blocks"].max() <= n_blocks                       # blocks never exceed the pool
+    assert np.all(np.isfinite(r.finish_s)) and np.all(r.ttft_s > 0)         # every request finishes, TTFT > 0
+    assert np.all(r.finish_s >= r.first_token_s) and np.all(r.admit_s >= w.arrival_s)
+    # every prompt token is prefilled unless a prefix hit skips it; a preemption adds its recomputation
+    assert r.iterations["prefill_tokens"].sum() >= w.prompt_len.sum() - r.cached_tokens.sum()
+    if not kw["prefix_caching"]:
+        assert r.cached_tokens.sum() == 0
+
+
+# a step cost to work by hand: 10 ms a step, 1 ms a prompt token, nothing else
+HAND = sv.StepCost(fixed_s=0.0, weight_read_s=0.01, per_token_s=0.0, comm_per_token_s=0.0, decode_per_ctx_token_s=0.0,
+                   prefill_attn_per_token_s=1e-3, max_batch=8, max_kv_tokens=16)
+
+
+def test_a_pool_of_four_blocks_and_three_requests_by_hand():
+    # 4 blocks of 4 tokens; A, B, C arrive at 0 with 4-token prompts and 6, 6, 2 output tokens.
+    # it1: all three admitted (one block each) and prefilled (12 tokens, 22 ms): first tokens at 22 ms.
+    # it2: A's context 5 needs a 2nd block: the free one. B's too: none free, so C (newest) is preempted.
+    #      C must recompute 4 + 1 tokens (2 blocks): no room. A and B decode (it2-it5, 10 ms each).
+    # it6: A's context 9 needs a 3rd block: B (now newest, 5 tokens made) is preempted; A makes its 6th token.
+    # it7: B recomputes 4 + 5 = 9 tokens (3 blocks; C behind it does not fit) and makes its 6th token.
+    # it8: C recomputes 5 tokens and makes its 2nd token.
+    w = sv.ServingWorkload(np.zeros(3), np.array([4, 4, 4]), np.array([6, 6, 2]))
+    r = sv.simulate(w, HAND, kv_policy="paged", block_tokens=4)
+    it = r.iterations
+    assert it["prefill_tokens"].tolist() == [12, 0, 0, 0, 0, 0, 9, 5]        # the recomputations are paid
+    assert it["resident"].tolist() == [3, 2, 2, 2, 2, 1, 1, 1]
+    assert it["kv_blocks"].tolist() == [3, 4, 4, 4, 4, 3, 3, 2]
+    assert r.preemptions.tolist() == [0, 1, 1]
+    ends = np.cumsum([0.022, 0.01, 0.01, 0.01, 0.01, 0.01, 0.019, 0.015])
+    np.testing.assert_allclose(r.first_token_s, [0.022] * 3, rtol=1e-12)
+    np.testing.assert_allclose(r.finish_s, [ends[5], ends[6], ends[7]], rtol=1e-12)
+    # B's 6th token waited for its preemption and recomputation: a gap of 91 - 62 ms; C's 2nd, 106 - 22 ms
+    np.testing.assert_allclose(np.sort(r.gaps())[-2:], [ends[6] - ends[4], ends[7] - ends[0]], rtol=1e-12)
+    # reserving prompt + output (10, 10, 6 of 16 tokens) admits A alone, then B and C together, never preempting
+    res = sv.simulate(w, HAND)
+    assert res.iterations["resident"].iloc[0] == 1 and res.preemptions.sum() == 0
+    assert res.iterations["kv_blocks"].max() <= 16
+
+
+def test_a_cached_prefix_skips_its_prefill_and_is_evicted_least_recently_released_first():
+    # requests one at a time (1 s apart), 12-token prompts whose first 8 are a prefix (2 blocks of 4); 6 blocks
+    def served(ids):
+        n = len(ids)
+        w = sv.ServingWorkload(np.arange(n, dtype=float), np.full(n, 12), np.ones(n, dtype=int), np.full(n, 8),
+                               np.array(ids))
+        return sv.simulate(w, sv.StepCost(**{**HAND.__dict__, "max_kv_tokens": 24}), kv_policy="paged",
+                           block_tokens=4, prefix_caching=True)
+
+    r = served([0, 0])
+    assert r.cached_tokens.tolist() == [0, 8]
+    np.testing.assert_allclose(r.ttft_s, [0.01 + 12e-3, 0.01 + 4e-3], rtol=1e-12)    # the hit prefills 4 tokens
+    assert r.iterations["kv_blocks"].tolist() == [3, 3]                               # the prefix held once
+    # 0 and 1 fill 4 blocks once served; 2 needs 3 of the 2 free: prefix 0 (released first) goes; then 0 misses
+    # and evicts 1; 2 hits; 1 misses
+    r = served([0, 1, 2, 0, 2, 1])
+    assert r.cached_tokens.tolist() == [0, 0, 0, 0, 8, 0]
+    assert r.iterations["kv_blocks"].tolist() == [3, 5, 5, 5, 5, 5]
+    assert served([0, 1, 2, 1]).cached_tokens.tolist() == [0, 0, 0, 8]              # 1 survived, 0 did not
+    # without caching every token is prefilled
+    w = sv.workload(50, 5.0, prompt=("fixed", 20), output=("fixed", 3), prefix=(64, 1.0), seed=0)
+    assert sv.simulate(w, REAL, kv_policy="paged").iterations["prefill_tokens"].sum() == 84 * 50
+    assert sv.simulate(w, REAL, kv_policy="paged", prefix_caching=True).cached_tokens.sum() == 49 * 64
+
+
+def test_paged_without_memory_pressure_is_the_reserve_policy():
+    # nothing is ever short of blocks: both policies run the same iterations
+    w = sv.workload(400, 8.0, prompt=("lognormal", 512, 0.5), output=("lognormal", 128, 0.7), seed=3)
+    a, b = sv.simulate(w, REAL), sv.simulate(w, REAL, kv_policy="paged")
+    np.testing.assert_array_equal(a.finish_s, b.finish_s)
+    np.testing.assert_array_equal(np.sort(a.gaps()), np.sort(b.gaps()))
+    assert b.preemptions.sum() == 0 and a.kv_policy == "reserve" and a.block_tokens == 1
+
+
+def test_paging_admits_more_under_kv_pressure():
+    # prompts 700, outputs 700 on 1,500 tokens: reserve holds one request at a time, paged two, preempting
+    w = sv.workload(40, 100.0, prompt=("fixed", 700), output=("fixed", 700), seed=0)
+    res, pag = sv.simulate(w, TIGHT), sv.simulate(w, TIGHT, kv_policy="paged")
+    assert res.iterations["resident"].max() == 1 and pag.iterations["resident"].max() == 2
+    assert pag.preemptions.sum() > 0 and np.median(pag.ttft_s) < np.median(res.ttft_s)
+
+
+def test_workload_prefix_draws_after_the_lengths():
+    a = sv.workload(1000, 5.0, prompt=("lognormal", 500, 0.6), seed=3)
+    b = sv.workload(1000, 5.0, prompt=("lognormal", 500, 0.6), seed=3, prefix=(128, 0.25, 4))
+    np.testing.assert_array_equal(a.arrival_s, b.arrival_s)                  # the same arrivals and outputs
+    np.testing.assert_array_equal(a.output_len, b.output_len)
+    shares = b.prefix_id >= 0
+    np.testing.assert_array_equal(b.prompt_len, a.prompt_len + 128 * shares)  # the system prompt comes first
+    assert 0.2 < shares.mean() < 0.3 and set(b.prefix_id[shares]) == {0, 1, 2, 3}
+    assert np.all(b.prefix_len == 128 * shares) and np.all(a.prefix_id == -1)
+
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(kv_policy="vllm"), "kv_policy"), (dict(kv_policy="paged", block_tokens=0), "block_tokens"),
+    (dict(prefix_caching=True), "prefix_caching"), (dict(kv_policy="paged", prefix_caching=1), "prefix_caching"),
+    (dict(kv_policy="paged", disaggregated=True), "colocated"),
+])
+def test_bad_paged_arguments_name_themselves(kw, name):
+    with pytest.raises(ValueError, match=name):
+        sv.simulate(sv.workload(5, 1.0), REAL, **kw)
+
+
+def test_paged_requests_that_never_fit_and_bad_prefixes_are_errors():
+    # 1,500 tokens are 93 blocks of 16 (1,488 tokens): a request whose last decode reads 1,490 never fits
+    w = sv.ServingWorkload(np.array([0.0, 1.0]), np.array([100, 1000]), np.array([10, 491]))
+    with pytest.raises(ValueError, match="request 1.*94 blocks"):
+        sv.simulate(w, TIGHT, kv_policy="paged")
+    for plen, pid, match in (([5], [-1], "prefix_len"), ([10], [0], "prefix_len"), ([0], [0], "prefix_len"),
+                             ([3, 4], [0, 0], "more than one")):
+        n = len(plen)
+        with pytest.raises(ValueError, match=match):
+            sv.ServingWorkload(np.zeros(n), np.full(n, 10), np.ones(n, dtype=int), np.array(plen), np.array(pid))
+    with pytest.raises(ValueError, match="prefix"):
+        sv.workload(5, 1.0, prefix=(10, 1.5))

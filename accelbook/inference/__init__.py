@@ -51,6 +51,11 @@ Where each part lives (one job a module):
 - ``rates``: peak at a precision, measured GEMM efficiency, the ESTIMATE shares and defaults;
 - ``estimate``: :class:`InferenceEstimate`, :func:`estimate` (memory, decode, prefill, throughput,
   power; a tensor-parallel degree must divide the attention heads);
+- ``parallel``: what a decode step reads (:func:`weights_read_bytes`), and the layouts of a mixture-of-experts
+  model: tensor-parallel attention, or ``attention="dp"``, data-parallel attention with expert parallelism
+  (two all-to-alls per MoE layer, the training model's ``collective_time``);
+- ``dataflow``: SRAM-only chips: Groq LPU v1's published chip-to-chip terms, and :func:`plausibility`, the
+  flag an estimate carries when its per-user speed is out of the model's reach (``data/dataflow.toml``);
 - ``sweep``: the valid :func:`layouts`, every layout and batch that fits, :func:`min_chips` (weights,
   and with a context the KV cache), :func:`max_throughput`, :func:`pareto`, :func:`frontier`;
 - ``validation``: :func:`published_results`, :func:`validation_table` (``data/inference_runs.toml``) and
@@ -61,6 +66,7 @@ Where each part lives (one job a module):
   (:class:`StepCost` and :func:`step_cost` from this model), ``serving_result`` (:class:`ServingResult`).
 """
 
+from .dataflow import PLAUSIBLE_FACTOR, link_terms, plausibility, published_speeds
 from .estimate import (
     InferenceEstimate,
     decode_attention_flops_per_context_token,
@@ -97,4 +103,5 @@ __all__ = [
     "METRICS", "published_results", "validation_table", "ErrorBand", "error_band",
     "expected_accepted", "speculative", "heterogeneous_decode", "disaggregation",
     "StepCost", "step_cost",
+    "PLAUSIBLE_FACTOR", "plausibility", "published_speeds", "link_terms",
 ]

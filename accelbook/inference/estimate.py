@@ -24,13 +24,23 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from accelbook.checks import fraction, one_of, positive, real, whole
-from accelbook.chip.roofline import layer_ops
 from accelbook.network.collectives import ring_time_s
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, get_chip, usable_memory_bytes
 from accelbook.specs.efficiency import measured_efficiency
 from accelbook.specs.measured import achievable_hbm_fraction, allreduce_latency, launch_overhead_per_layer
 from accelbook.specs.models import Model, bytes_per_element, get_model
 
+from .dataflow import link_terms, plausibility
+from .parallel import (
+    ceil_share,
+    check_attention_layout,
+    decode_attention_flops_per_context_token,
+    dp_decode_terms,
+    dp_weights_per_chip,
+    expert_all_to_all_s,
+    routed_active_params,
+    weights_read_bytes,
+)
 from .rates import (
     DEFAULT_HOP_S,
     DEFAULT_LINK_BYTES_S,
@@ -70,6 +80,7 @@ class InferenceEstimate:
     prefill_bound: str
     breakdown: dict = field(repr=False, default_factory=dict)
     assumptions: tuple[str, ...] = field(repr=False, default=())
+    flag: str = ""                   # why the per-user speed is out of the model's reach ("" when it is not)
 
     def why_not_fit(self) -> str:
         if self.fits:
@@ -98,6 +109,7 @@ class _Layout(NamedTuple):
     replicas: int
     precision: str
     kv_precision: str
+    attention: str = "tp"     # "dp": data-parallel attention + expert parallelism over the tp chips
 
 
 class _Rates(NamedTuple):
@@ -159,7 +171,7 @@ class _Prefill(NamedTuple):
 
 
 def _layout(model: Model, n_chips, batch_size, input_len, output_len, precision, tp, pp, kv_precision,
-            mem_efficiency, hop_latency_s, price_usd_per_hour) -> _Layout:
+            mem_efficiency, hop_latency_s, price_usd_per_hour, attention="tp") -> _Layout:
     n = whole("n_chips", n_chips)
     B = whole("batch_size", batch_size)
     s_in, s_out = whole("input_len", input_len), whole("output_len", output_len)
@@ -177,12 +189,13 @@ def _layout(model: Model, n_chips, batch_size, input_len, output_len, precision,
         raise ValueError(f"n_chips = {n} is not a whole number of replicas of tp·pp = {tp}·{pp} = {tp * pp} chips")
     if pp > model.n_layers:
         raise ValueError(f"pp = {pp} exceeds the {model.n_layers} layers of {model.name}")
-    if model.n_heads % tp:
+    check_attention_layout(model, attention)
+    if attention == "tp" and model.n_heads % tp:
         raise ValueError(f"tp = {tp} does not divide the {model.n_heads} attention heads of {model.name}: "
                          "each chip of a tensor-parallel group holds whole heads")
     if mem_efficiency is not None:
         fraction("mem_efficiency", mem_efficiency, zero_ok=False)
-    return _Layout(n, B, s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision)
+    return _Layout(n, B, s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision, attention)
 
 
 def _memory_share(chip: Chip, mem_efficiency: float | None) -> tuple[float, str]:
@@ -237,6 +250,10 @@ def _rates(chip: Chip, precision: str, hop_latency_s: float | None, mem_efficien
     hop = hop_latency_s if hop_latency_s is not None else (chip.link_latency_s or DEFAULT_HOP_S)
     link = (chip.link_bw_bytes_per_s / (2 if chip.link_bw_direction == "bidirectional" else 1)
             if chip.link_bw_bytes_per_s else DEFAULT_LINK_BYTES_S)
+    lt = link_terms(chip)        # a dataflow chip's published chip-to-chip terms, where the catalogue has none
+    if lt is not None:
+        hop = hop_latency_s if hop_latency_s is not None else lt.hop_s
+        link = lt.link_bytes_per_s
     eta_mem, why_mem = _memory_share(chip, mem_efficiency)
     ar_lat, why_ar, t_launch, why_launch = _collective_rates(chip, cuda_graphs)
     if hop_latency_s is not None:        # a hop latency set by the caller is a what-if of the hop formula
@@ -250,25 +267,16 @@ def _memory(model: Model, lay: _Layout, r: _Rates, streaming_bw: float | None) -
     if streaming_bw is not None:
         real("weight_streaming_bytes_per_s", streaming_bw, 0.0, lo_open=True, allow_inf=True)
     bpe, kvb = bytes_per_element(lay.precision), model.kv_cache_bytes_per_token(lay.kv_precision)
-    kv_split = min(lay.tp, model.kv_heads) if model.mla is None else 1   # K/V heads shared out, replicated beyond
-    w_chip = model.params * bpe / (lay.tp * lay.pp)
+    dp = lay.attention == "dp"        # DP attention: a rank keeps its own sequences' whole KV cache
+    kv_split = 1 if dp or model.mla is not None else min(lay.tp, model.kv_heads)   # K/V heads shared out
+    w_chip = dp_weights_per_chip(model, bpe, lay.tp, lay.pp) if dp else model.params * bpe / (lay.tp * lay.pp)
     resident = 0.0 if streaming_bw is not None else w_chip        # weights that occupy the chip's memory
     kv_tok_chip = kvb / (kv_split * lay.pp)
     ctx_full = lay.s_in + lay.s_out
-    mem_chip = resident + lay.B * ctx_full * kv_tok_chip
-    max_batch = max(0, int((r.usable - resident) // (ctx_full * kv_tok_chip)))
+    mem_chip = resident + (ceil_share(lay.B, lay.tp) if dp else lay.B) * ctx_full * kv_tok_chip
+    max_batch = max(0, int((r.usable - resident) // (ctx_full * kv_tok_chip))) * (lay.tp if dp else 1)
     w_bw = streaming_bw if streaming_bw is not None else r.eta_mem * r.mem_bw
     return _Memory(bpe, kvb, w_chip, resident, kv_tok_chip, ctx_full, mem_chip, max_batch, w_bw)
-
-
-def weights_read_bytes(model: Model, bpe: float, tokens: float) -> float:
-    """Bytes of weights one forward pass over ``tokens`` tokens reads: every matrix once, but of an
-    untied embedding table only the tokens' rows (``tokens·d``, and a learned position's); a tied table
-    is read whole as the LM head. Llama 3.1 8B: 7.50e9 of its 8.03e9 parameters at one token (the table
-    is 6.5 %)."""
-    tokens_table = model.vocab_size if model.tied_embeddings else tokens     # rows of the token table read
-    positions = tokens if model.position == "learned" else 0
-    return (model.params - model.embedding_params + (tokens_table + positions) * model.d_model) * bpe
 
 
 def _allreduce(model: Model, lay: _Layout, r: _Rates) -> tuple[float, float]:
@@ -281,15 +289,6 @@ def _allreduce(model: Model, lay: _Layout, r: _Rates) -> tuple[float, float]:
             per_stage * ring_time_s(2, model.d_model * 2, lay.tp, 0.0, r.link))
 
 
-def decode_attention_flops_per_context_token(model: Model) -> float:
-    """FLOPs one decoding token spends per token of context, summed over the layers: the roofline's
-    decode attention (:func:`accelbook.chip.roofline.layer_ops`), ``2·(d_qk + d_v)`` a layer, or
-    ``2·H·(2·d_c + d_r)`` for absorbed MLA, which attends over the cached latent (DeepSeek-V3: 2·128·1,088
-    = 278,528 a layer, 3.4× the 81,920 of attention with K and V rebuilt per head)."""
-    att = next(op for op in layer_ops(model, "decode", 1, 1) if op.kind == "attention")
-    return model.n_layers * att.flops
-
-
 def _decode(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory, q: int = 1) -> _Decode:
     """One step for every sequence: a microbatch of ``b = B/pp`` per stage at mean context ``c``, each
     sequence processing ``q`` tokens that share its context (``q = γ+1`` verifies ``γ`` draft tokens): the
@@ -298,6 +297,8 @@ def _decode(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory, q: in
     b = max(lay.B / pp, 1.0)                             # a microbatch per stage (at least one sequence)
     bq = b * q                                           # tokens its matmuls process
     c = lay.s_in + lay.s_out / 2
+    if lay.attention == "dp":
+        return _decode_dp(model, chip, lay, r, m, b, q, c)
     n_act = model.matmul_params_active
     w_read = weights_read_bytes(model, m.bpe, bq)
     if model.moe is not None:                            # experts a microbatch touches, expected
@@ -322,20 +323,41 @@ def _decode(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory, q: in
     return _Decode(gemm_mem, gemm_cmp, attn_mem, attn_cmp, t_comm, t_stage, tpot, eta_shape, t_launch)
 
 
+def _decode_dp(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory, b: float, q: int, c: float) -> _Decode:
+    """One decode step with DP attention + EP (:mod:`accelbook.inference.parallel`): the busiest rank's
+    reads and matmuls, its attention over its own sequences' cache, two all-to-alls per MoE layer."""
+    ep, pp = lay.tp, lay.pp
+    w = dp_decode_terms(model, b, q, ep, pp, c, m.bpe, m.kv_tok_chip)
+    gemm_mem = w["w_read"] / m.w_bw
+    eta_shape = gemm_shape_efficiency(model, chip, math.ceil(w["rank_tokens"]), 1) if chip.kind == "gpu" else 1.0
+    gemm_cmp = w["gemm_flops"] / (r.eta * r.peak * eta_shape)
+    attn_mem = w["kv_bytes"] / (r.eta_mem * r.mem_bw)
+    attn_cmp = w["attn_flops"] / (r.eta_att * r.peak_att)
+    t_comm = (model.n_moe_layers / pp) * expert_all_to_all_s(model, w["rank_tokens"], ep, r.hop, r.link)
+    t_launch = (model.n_layers / pp) * r.t_launch
+    t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm + t_launch
+    tpot = pp * t_stage + (pp - 1) * (r.hop + b * q * model.d_model * 2 / r.link)
+    return _Decode(gemm_mem, gemm_cmp, attn_mem, attn_cmp, t_comm, t_stage, tpot, eta_shape, t_launch)
+
+
 def _prefill(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory) -> _Prefill:
     """One prompt of ``s_in`` tokens at an idle server: causal attention, the stages one after another;
     the GEMMs at the efficiency of their ``s_in``-row shapes."""
     tp, pp, s_in = lay.tp, lay.pp, lay.s_in
     L, d = model.n_layers, model.d_model
     d_qk, d_v = model.attention_dim
-    eta_shape = gemm_shape_efficiency(model, chip, s_in, tp)
-    per_tok = 2 * model.matmul_params_active / (tp * pp) / (r.eta * r.peak * eta_shape)   # one token's matmuls
-    attn_tok = L * s_in * (d_qk + d_v) / (tp * pp) / (r.eta_att * r.peak_att)     # its causal attention
+    dp = lay.attention == "dp"        # DP attention: the prompt's rank runs all but the routed experts
+    eta_shape = gemm_shape_efficiency(model, chip, s_in, 1 if dp else tp)
+    a_exp = routed_active_params(model) if dp else 0
+    per_tok = (2 * (model.matmul_params_active - a_exp) / (1 if dp else tp) + 2 * a_exp / tp) / pp \
+        / (r.eta * r.peak * eta_shape)                                          # one token's matmuls
+    attn_tok = L * s_in * (d_qk + d_v) / ((1 if dp else tp) * pp) / (r.eta_att * r.peak_att)   # its causal attention
     pf_tok = per_tok + attn_tok
     pf_cmp = s_in * pf_tok
-    pf_mem = (weights_read_bytes(model, m.bpe, s_in) / (tp * pp)) / m.w_bw
+    pf_mem = (m.w_chip if dp else weights_read_bytes(model, m.bpe, s_in) / (tp * pp)) / m.w_bw
     ar_fixed, ar_tok = _allreduce(model, lay, r)
-    pf_comm = ar_fixed + s_in * ar_tok
+    pf_comm = ((model.n_moe_layers / pp) * expert_all_to_all_s(model, s_in, tp, r.hop, r.link) if dp
+               else ar_fixed + s_in * ar_tok)
     ttft = (pp * (max(pf_cmp, pf_mem) + pf_comm + (L / pp) * r.t_launch)
             + (pp - 1) * (r.hop + s_in * d * 2 / r.link))
     return _Prefill(per_tok, attn_tok, pf_tok, pf_cmp, pf_mem, pf_comm, ttft, eta_shape)
@@ -344,8 +366,9 @@ def _prefill(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory) -> _
 def _throughput(lay: _Layout, dec: _Decode, pf: _Prefill) -> float:
     """Output tokens/s of all replicas, static batching: prefill the batch, then decode it."""
     B, pp, s_out = lay.B, lay.pp, lay.s_out
+    Bp = ceil_share(B, lay.tp) if lay.attention == "dp" else B    # DP attention: each rank prefills its own prompts
     # B prompts stream through the pp stages: (B + pp - 1) stage-slots, weights read once per batch
-    pf_batch = (B + pp - 1) * max(pf.pf_cmp, pf.pf_mem / B) + B * pf.pf_comm
+    pf_batch = (Bp + pp - 1) * max(pf.pf_cmp, pf.pf_mem / Bp) + Bp * pf.pf_comm
     replica_tps = B * s_out / (pf_batch + s_out * dec.tpot)
     return lay.replicas * replica_tps
 
@@ -377,8 +400,9 @@ def _assumptions(chip: Chip, precision: str, r: _Rates, dec: _Decode, pf: _Prefi
         r.why_launch,
         ("weights streamed in at " + f"{streaming_bw / 1e9:,.0f} GB/s per chip (what-if)" if streaming_bw is not None
          else "weights resident in the chip's memory"),
-        f"chip-to-chip hop {r.hop * 1e6:.1f} µs, link {r.link / 1e9:.0f} GB/s per direction"
-        + ("" if chip.link_latency_s and chip.link_bw_bytes_per_s else " (ESTIMATE: not in the catalogue)"),
+        (link_terms(chip).sentence() if link_terms(chip) is not None else
+         f"chip-to-chip hop {r.hop * 1e6:.1f} µs, link {r.link / 1e9:.0f} GB/s per direction"
+         + ("" if chip.link_latency_s and chip.link_bw_bytes_per_s else " (ESTIMATE: not in the catalogue)")),
         f"power: {IDLE_POWER_SHARE:.0%} of TDP idle, up to TDP when compute-bound, "
         f"{MEMORY_BOUND_POWER:.0%} of the dynamic range when memory-bound (ESTIMATE)",
         "throughput: static batching (prefill the batch, then decode it); TTFT at an idle server",
@@ -390,7 +414,7 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
              mem_efficiency: float | None = None, hop_latency_s: float | None = None,
              price_usd_per_hour: float | None = None,
              weight_streaming_bytes_per_s: float | None = None, tokens_per_seq: int = 1,
-             cuda_graphs: bool = True) -> InferenceEstimate:
+             cuda_graphs: bool = True, attention: str = "tp") -> InferenceEstimate:
     """TTFT, TPOT, tokens/s (total, per user, per chip), KV cache, the largest batch that fits,
     power, tokens/kW and USD per million output tokens for one layout (``accelbook.inference``'s docstring).
 
@@ -405,11 +429,15 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     ``mem_efficiency``: share of the memory bandwidth reads reach; None (default) takes the chip's measured
     achievable HBM bandwidth (:func:`accelbook.specs.measured.achievable_hbm_fraction`).
     ``cuda_graphs``: kernels replayed as CUDA graphs (default, as TensorRT-LLM and vLLM do); False adds the
-    measured host and launch time per layer (:func:`accelbook.specs.measured.launch_overhead_per_layer`)."""
+    measured host and launch time per layer (:func:`accelbook.specs.measured.launch_overhead_per_layer`).
+    ``attention``: ``"tp"`` (tensor-parallel attention) or, for a mixture-of-experts model, ``"dp"``:
+    data-parallel attention with expert parallelism over the ``tp`` chips (:mod:`accelbook.inference.parallel`).
+    ``flag``: on an SRAM-only chip, why the per-user speed is out of the model's reach
+    (:func:`accelbook.inference.dataflow.plausibility`), else empty."""
     model = model if isinstance(model, Model) else get_model(model)
     chip = chip if isinstance(chip, Chip) else get_chip(chip)
     lay = _layout(model, n_chips, batch_size, input_len, output_len, precision, tp, pp, kv_precision,
-                  mem_efficiency, hop_latency_s, price_usd_per_hour)
+                  mem_efficiency, hop_latency_s, price_usd_per_hour, attention)
     if not isinstance(cuda_graphs, bool):
         raise ValueError(f"cuda_graphs must be True or False, got {cuda_graphs!r}")
     r = _rates(chip, precision, hop_latency_s, mem_efficiency, cuda_graphs)
@@ -418,7 +446,7 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     dec = _decode(model, chip, lay, r, m, whole("tokens_per_seq", tokens_per_seq))
     pf = _prefill(model, chip, lay, r, m)
     tps = _throughput(lay, dec, pf)
-    allreduce = _allreduce(model, lay, r)
+    allreduce = _allreduce(model, lay, r) if attention == "tp" else (0.0, 0.0)
     bound, power = _power(chip, dec)
     n = lay.n
     tpk = None if power is None else tps / (power * n / 1000)
@@ -429,7 +457,7 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
         model=model.name, chip=chip.name, n_chips=n,
         config=dict(tp=lay.tp, pp=lay.pp, replicas=lay.replicas, batch_size=B, input_len=lay.s_in,
                     output_len=lay.s_out, precision=precision, kv_precision=lay.kv_precision,
-                    cuda_graphs=cuda_graphs),
+                    cuda_graphs=cuda_graphs, attention=attention),
         ttft_s=pf.ttft, tpot_s=dec.tpot, tokens_per_s=tps, tokens_per_s_per_user=1 / dec.tpot,
         tokens_per_s_per_chip=tps / n, kv_cache_bytes=B * ctx_full * m.kvb, max_batch_size=m.max_batch,
         fits=m.mem_chip <= r.usable, memory_per_chip_bytes=m.mem_chip, memory_capacity_bytes=r.usable,
@@ -440,7 +468,7 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
                        decode_gemm_s=max(dec.gemm_mem, dec.gemm_cmp), decode_gemm_compute_s=dec.gemm_cmp,
                        decode_attention_compute_s=dec.attn_cmp, decode_attention_s=max(dec.attn_mem, dec.attn_cmp),
                        prefill_compute_s=pf.pf_cmp, prefill_memory_s=pf.pf_mem, prefill_comm_s=pf.pf_comm,
-                       weights_per_chip_bytes=m.w_chip, kv_per_chip_bytes=B * ctx_full * m.kv_tok_chip,
+                       weights_per_chip_bytes=m.w_chip, kv_per_chip_bytes=m.mem_chip - m.resident,
                        kv_token_per_chip_bytes=m.kv_tok_chip, decode_per_seq_s=pf.per_tok,
                        decode_per_ctx_token_s=m.kv_tok_chip / (r.eta_mem * r.mem_bw),
                        prefill_per_token_s=pf.pf_tok, prefill_attention_per_token_s=pf.attn_tok,
@@ -449,4 +477,5 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
                        decode_gemm_shape_efficiency=dec.eta_shape, prefill_gemm_shape_efficiency=pf.eta_shape,
                        allreduce_latency_s=r.ar_lat, decode_launch_s=dec.t_launch, launch_per_layer_s=r.t_launch),
         assumptions=_assumptions(chip, precision, r, dec, pf, streaming),
+        flag=plausibility(chip, model, 1 / dec.tpot),
     )

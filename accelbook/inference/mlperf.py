@@ -88,9 +88,10 @@ def rate_meets_limits(result, ttft_limit_s: float, tpot_limit_s: float, percenti
 
 def highest_rate(cost: StepCost, replicas: int, prompt, output, ttft_limit_s: float, tpot_limit_s: float,
                  percentile: float = 99.0, n_requests: int = 24_576, seed: int = 0, chunk_tokens: int = 512,
-                 steps: int = 12, max_seconds: float | None = None):
+                 steps: int = 12, max_seconds: float | None = None, kv_policy: str = "reserve"):
     """Bisect the Poisson rate (module docstring): ``(rate, stats, complete)`` for the highest rate
     found that meets the limits, its :func:`rate_meets_limits` stats, and whether all ``steps`` ran.
+    ``kv_policy``: the simulator's (:func:`~accelbook.inference.serving.simulate`).
     A ValueError if even ``λ_max / 4096`` misses the limits (the limits are out of reach)."""
     replicas, steps = whole("replicas", replicas), whole("steps", steps, 0)
     ttft_limit_s = real("ttft_limit_s", ttft_limit_s, 0.0, lo_open=True)
@@ -99,7 +100,7 @@ def highest_rate(cost: StepCost, replicas: int, prompt, output, ttft_limit_s: fl
 
     def run(rate):
         w = workload(n_requests, rate, "poisson", 1.0, prompt, output, seed)
-        return rate_meets_limits(simulate(w, cost, n_instances=replicas, chunk_tokens=chunk_tokens),
+        return rate_meets_limits(simulate(w, cost, n_instances=replicas, chunk_tokens=chunk_tokens, kv_policy=kv_policy),
                                  ttft_limit_s, tpot_limit_s, percentile)
 
     w0 = workload(n_requests, 1.0, "poisson", 1.0, prompt, output, seed)
@@ -140,12 +141,13 @@ def _tp_choices(model: Model, n_chips: int, tp):
 def continuous_throughput(model, chip, n_chips: int, precision: str, prompt, output, ttft_limit_s: float,
                           tpot_limit_s: float, percentile: float = 99.0, tp: int | None = None,
                           chunk_tokens: int | None = None, n_requests: int = 24_576, seed: int = 0, steps: int = 12,
-                          max_seconds: float | None = None) -> ServingThroughput:
+                          max_seconds: float | None = None, kv_policy: str = "reserve") -> ServingThroughput:
     """Steady-state throughput with continuous batching (module docstring) on ``n_chips`` chips:
     ``prompt`` and ``output`` are :func:`~accelbook.inference.workload.workload` length specs; ``tp``
     pins the tensor-parallel degree and ``chunk_tokens`` the prefill budget (default: each of
-    :data:`CHUNKS`, best kept); ``max_seconds`` bounds each search. A ValueError if no layout fits or
-    meets the limits."""
+    :data:`CHUNKS`, best kept); ``max_seconds`` bounds each search; ``kv_policy`` is the simulator's
+    ("reserve", TensorRT-LLM's default, or "paged", vLLM's). A ValueError if no layout fits or meets
+    the limits."""
     m = model if isinstance(model, Model) else get_model(model)
     n_chips = whole("n_chips", n_chips)
     w0 = workload(n_requests, 1.0, "poisson", 1.0, prompt, output, seed)
@@ -165,7 +167,8 @@ def continuous_throughput(model, chip, n_chips: int, precision: str, prompt, out
         for chunk in chunks:
             try:
                 rate, stats, complete = highest_rate(cost, n_chips // t, prompt, output, ttft_limit_s, tpot_limit_s,
-                                                     percentile, n_requests, seed, chunk, steps, max_seconds)
+                                                     percentile, n_requests, seed, chunk, steps, max_seconds,
+                                                     kv_policy)
             except ValueError as err:
                 why.append(f"tp {t}, chunk {chunk}: {err}")
                 continue
@@ -234,10 +237,12 @@ _UNMODELLED = {
 
 
 def server_validation_table(path=None, n_requests: int = 24_576, steps: int = 12,
-                            max_seconds: float | None = None, seed: int = 0) -> pd.DataFrame:
+                            max_seconds: float | None = None, seed: int = 0, kv_policy: str = "reserve") -> pd.DataFrame:
     """Reported against predicted for every MLPerf Server run (module docstring): one row per run with
     tokens/s, mean TTFT and mean TPOT reported, predicted and ``error = predicted / reported - 1``,
-    the layout and rate found, and a note on what the model leaves out where an error exceeds ±25 %."""
+    the layout and rate found, and a note on what the model leaves out where an error exceeds ±25 %.
+    ``kv_policy``: the simulator's; the default "reserve" is the default scheduler of TensorRT-LLM, the
+    H100 and H200 submissions' stack ("paged" is vLLM's, the MI300X submission's stack)."""
     data = published_server_runs(path)
     rows = []
     for rid, run in data["runs"].items():
@@ -245,7 +250,8 @@ def server_validation_table(path=None, n_requests: int = 24_576, steps: int = 12
         prompt, output = dataset_lengths(ds)
         pred = continuous_throughput(run["model"], run["chip"], run["n_chips"], run["precision"], prompt, output,
                                      lim["ttft_ms"].value, lim["tpot_ms"].value, lim["latency_percentile_count"].value,
-                                     n_requests=n_requests, seed=seed, steps=steps, max_seconds=max_seconds)
+                                     n_requests=n_requests, seed=seed, steps=steps, max_seconds=max_seconds,
+                                     kv_policy=kv_policy)
         row = {"id": rid, "system": run["name"], "chip": run["chip"], "n_chips": run["n_chips"], "tp": pred.tp,
                "replicas": pred.replicas, "chunk_tokens": pred.chunk_tokens, "rate_per_s": pred.rate_per_s}
         predicted = {"tokens_per_s": pred.tokens_per_s, "ttft_mean_ms": pred.ttft_mean_s * 1e3,

@@ -16,6 +16,11 @@ generated so far``.
 (log-space sigma, ``mu = ln(mean) - sigma²/2``, rounded, clipped to ``[1, max]``). One seeded
 ``numpy`` Generator draws inter-arrivals, then prompts, then outputs: reproducible, and the same
 seed at another rate gives the same arrivals rescaled (common random numbers for load sweeps).
+``prefix=(length, share[, n_prefixes])`` then draws a uniform per request (it shares a prefix if
+below ``share``), then a prefix id per request, uniform in ``[0, n_prefixes)`` (default 1; -1 for a
+request that does not share): a sharing request's
+prompt is ``length`` tokens of system prompt before its drawn prompt (``prompt_len = length +
+drawn``, ``prefix_len = length``); without ``prefix`` nothing more is drawn.
 
 **One instance, each iteration** (time ``t`` is the iteration's start):
 
@@ -34,6 +39,56 @@ seed at another rate gives the same arrivals rescaled (common random numbers for
    iteration starts at ``t + dt``; if nothing is resident, at ``max(t + dt, ready of the next
    queued request)``.
 
+These steps are the **reserve** KV policy (``kv_policy="reserve"``, the default): TensorRT-LLM's
+default scheduler (``GUARANTEED_NO_EVICT``) reserves prompt plus output at admission and never
+evicts; here it is counted in tokens and knows each request's real ``output_len`` (a server reserves
+its ``max_tokens``, so this is the policy's best case).
+
+**Paged KV** (``kv_policy="paged"``, vLLM's scheduler; colocated serving only). The cache is a pool
+of ``n_blocks = max_kv_tokens // block_tokens`` blocks (``block_tokens``, default 16 as vLLM's); a
+request whose KV holds ``k`` tokens needs ``⌈k / block_tokens⌉`` blocks. A request's *tokens* are
+``T = prompt_len + generated`` (``generated`` = tokens emitted so far). Each iteration at ``t``:
+
+0. *Grow*: the resident requests whose prefill is complete, in admission order, each make their
+   ``own`` blocks ``⌈T / block_tokens⌉ - shared`` (``shared``: its prefix blocks it references,
+   below; 0 without one), the KV of the ``T`` tokens the coming decode reads. While the free blocks
+   (``n_blocks`` less every resident's ``own`` blocks and every cached prefix's blocks) are fewer
+   than it lacks: evict the least recently released unreferenced cached prefix if there is one,
+   else *preempt* the newest resident request (the last admitted, possibly the grower itself): it
+   frees its ``own`` blocks, releases its prefix, and re-enters the queue (recomputation: vLLM's
+   default). A preempted grower does not grow.
+1. *Admit* as above. A preempted request re-enters the queue at its front, so the queue stays in
+   arrival order (the newest resident is younger than every other resident and older than every
+   request never admitted). A request needs ``⌈T / block_tokens⌉`` blocks
+   less its prefix blocks if they are cached (a *hit*), and fits if that is at most the free blocks
+   plus the blocks of unreferenced cached prefixes other than its own; admitting it evicts such
+   prefixes (least recently released first) until the free blocks cover its need. It must prefill
+   ``T`` tokens, less ``shared·block_tokens`` on a hit: a preempted request recomputes its prompt and
+   every token it generated; its first admission time is ``admit_s``.
+2. - 3. as above (the recomputed tokens are prompt tokens of ``p``; decoders are the requests whose
+   prefill was complete before this iteration, context ``T``).
+4. At ``t + dt``: each request whose prefill completes emits its next token (its first, or after a
+   recomputation the one after its last, with a gap ``t + dt - last token``); each decoder emits one.
+   One that has produced ``output_len`` tokens leaves, freeing its ``own`` blocks and releasing its
+   prefix. The next iteration starts at ``t + dt``; if nothing is resident and no preempted request
+   waits, at ``max(t + dt, ready of the next queued request)``.
+
+A request that could not fit an empty pool at its last decode, ``⌈(prompt_len + output_len - 1) /
+block_tokens⌉ > n_blocks``, is a ValueError before simulating (so the oldest resident always fits
+and every request finishes). Not modelled: vLLM's 1 % free-block watermark at admission, swapping
+to host memory (its cost is host-link bytes, not in the step cost), blocks allocated per chunk.
+
+**Prefix caching** (``prefix_caching=True``, paged only). A request may start with a shared prefix
+(``prefix_id ≥ 0``, ``prefix_len`` tokens; the workload generator's ``prefix``). Its first
+``shared = prefix_len // block_tokens`` full blocks are the prefix's, held in the pool once per
+instance for every request that references them. Admitting a request with ``shared > 0``: if the
+prefix is cached, a hit (above); if not, it is cached now (its ``shared`` blocks taken from the
+pool with the request's) and the request prefills every token. Either way the request references
+it while resident. A prefix is usable from the moment its blocks are taken (vLLM shares a block by
+its content's hash when it is allocated; a request admitted while another still computes the prefix
+skips it too: slightly optimistic). A prefix no resident references stays cached until evicted,
+whole, least recently released first (a counter ticks at every release; vLLM evicts block by block).
+
 **Colocated** (``disaggregated=False``): ``n_instances`` identical, independent instances; request
 ``i`` (in arrival order) goes to instance ``i mod n_instances`` (round-robin; ``ready`` = arrival).
 
@@ -47,254 +102,43 @@ request index), where it only decodes (``need = prompt_len + output_len``, conte
 
 **Results** (:class:`ServingResult`): per request ``ttft_s``, ``tbt_mean_s = (finish - first
 token)/(output_len - 1)`` (0 for a single token), ``e2e_s = finish - arrival``, ``finish_s``,
-``admit_s``; every inter-token gap as weighted samples (``gap_s`` with ``gap_count`` repeats: all
-colocated decoders of one iteration share one gap); every iteration (instance, start, dt, resident,
-decoding, prefill tokens). The span is first arrival to last finish. TTFT/e2e percentiles are NumPy's
-linear ones; TBT percentiles are over all gaps with ``method="inverted_cdf"`` (an observed gap).
+``admit_s``, ``preemptions`` (times preempted) and ``cached_tokens`` (prompt tokens skipped on prefix
+hits, over all its admissions); every inter-token gap as weighted samples (``gap_s`` with
+``gap_count`` repeats: all colocated decoders of one iteration share one gap); every iteration
+(instance, start, dt, resident, decoding, prefill tokens, and ``kv_blocks``: blocks in use after
+steps 0 and 1, cached prefixes included; under the reserve policy a block is one token). The span is
+first arrival to last finish. TTFT/e2e percentiles are NumPy's linear ones; TBT percentiles are over
+all gaps with ``method="inverted_cdf"`` (an observed gap).
 
-The event loop is a Numba kernel over flat arrays (``tests/naive_serving.py`` is a plain-Python
-reference written from this docstring; they agree exactly).
+The event loops are Numba kernels over flat arrays, one per KV policy (:mod:`.serving_kernel`,
+:mod:`.serving_paged`); ``tests/naive_serving.py`` is a plain-Python reference written from this
+docstring, and they agree exactly.
 """
 
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 import pandas as pd
-from numba import njit
 
-from accelbook.checks import real, whole
+from accelbook.checks import one_of, real, whole
 
+from .serving_kernel import COLOCATED, DECODE_ONLY, ITERATION_COLUMNS, PREFILL_ONLY, InstanceRun, reserve_instance
+from .serving_paged import paged_instance
 from .serving_result import ServingResult
 from .step import StepCost
 from .workload import LENGTH_KINDS, ServingWorkload, workload
 
 # The docstring's parts live beside this module, one job each: the step cost in ``step``, the
-# workload generator in ``workload``, the result in ``serving_result``. They are re-exported here,
+# workload generator in ``workload``, the result in ``serving_result``, the event loops in ``serving_kernel``
+# (reserve) and ``serving_paged``. They are re-exported here,
 # so ``serving.StepCost``, ``serving.workload``, ``serving.simulate`` keep one address.
 __all__ = ["StepCost", "ServingWorkload", "workload", "LENGTH_KINDS", "ServingResult", "simulate",
-           "load_sweep", "COLOCATED", "PREFILL_ONLY", "DECODE_ONLY", "InstanceRun", "ITERATION_COLUMNS"]
+           "load_sweep", "COLOCATED", "PREFILL_ONLY", "DECODE_ONLY", "InstanceRun", "ITERATION_COLUMNS", "KV_POLICIES"]
 
-# -- the kernel -------------------------------------------------------------------------------------------
-COLOCATED, PREFILL_ONLY, DECODE_ONLY = 0, 1, 2
-ITERATION_COLUMNS = ("start_s", "dt_s", "resident", "decoding", "prefill_tokens")
-#: what the kernel returns for one instance, by name: the iteration records, then the gaps
-InstanceRun = namedtuple("InstanceRun", ITERATION_COLUMNS + ("gap_s", "gap_count"))
-
-
-@njit(cache=True)
-def _grow_f(a):
-    b = np.empty(2 * a.shape[0], dtype=np.float64)
-    b[: a.shape[0]] = a
-    return b
-
-
-@njit(cache=True)
-def _grow_i(a):
-    b = np.empty(2 * a.shape[0], dtype=np.int64)
-    b[: a.shape[0]] = a
-    return b
-
-
-@njit(cache=True)
-def _heap_push(key, val, size, k, v):
-    """Push (``k``, ``v``) on the binary min-heap ``key``/``val`` of ``size`` entries; returns the new size."""
-    i = size
-    while i > 0:
-        parent = (i - 1) // 2
-        if key[parent] <= k:
-            break
-        key[i] = key[parent]
-        val[i] = val[parent]
-        i = parent
-    key[i] = k
-    val[i] = v
-    return size + 1
-
-
-@njit(cache=True)
-def _heap_pop(key, val, size):
-    """Remove the top of the min-heap ``key``/``val`` of ``size`` entries; returns the new size."""
-    size -= 1
-    k = key[size]
-    v = val[size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and key[c + 1] < key[c]:
-            c += 1
-        if key[c] >= k:
-            break
-        key[i] = key[c]
-        val[i] = val[c]
-        i = c
-    if size > 0:
-        key[i] = k
-        val[i] = v
-    return size
-
-
-@njit(cache=True)
-def _instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, dctx, pattn, max_batch, max_kv, chunk,
-              pleft, gen, last, first_tok, finish, admit):
-    """Run one instance over ``queue`` (request ids, ``ready`` non-decreasing in that order): the
-    module docstring's steps 1-4, iteration after iteration, until the queue is served.
-
-    Per-request arrays over all requests: inputs ``ready``, ``prompt``, ``out``; state ``pleft``
-    (prompt tokens left), ``gen`` (tokens made), ``last`` (time of the last token), carried from a
-    prefill instance to a decode one; results ``first_tok``, ``finish``, ``admit``, written in place.
-    ``mode`` is COLOCATED, PREFILL_ONLY or DECODE_ONLY; ``fixed`` .. ``max_kv`` are the StepCost's
-    fields in order. Returns an :data:`InstanceRun`: per iteration ``start_s``, ``dt_s``,
-    ``resident``, ``decoding``, ``prefill_tokens``; the gaps, ``gap_s`` repeated ``gap_count`` times.
-
-    The work per iteration is the events (admissions, prefill chunks, first tokens, finishes), not the
-    residents, from three invariants of the docstring's rules:
-
-    - the requests in prefill form a queue in admission order (``pfq[pf_head:pf_tail]``): the chunk
-      budget goes to them in that order, so only a prefix of it completes in an iteration;
-    - every decoding request decodes in every iteration, so one with ``g`` tokens at its first decode
-      iteration ``k`` finishes at the end of iteration ``k + out - g - 1``: a min-heap on that index
-      (``hk``, ``hv``) yields the finishes; the decoders' context ``ctx`` grows by ``ndec`` an iteration;
-    - a decoder resident before this iteration made its last token at this iteration's start ``t0``:
-      its gap is ``t - t0``, one record for all of them; only one admitted now (decode-only instances)
-      can have an older last token, a gap of its own (in admission order, before the shared record).
-
-    Length: one function on purpose. Every step reads and writes the same state: the prefill queue
-    (``pfq``, ``pf_head``, ``pf_tail``), the finish heap, the fresh decoders (``fresh``), the growing
-    iteration and gap records, and the scalars ``t``, ``head``, ``nres``, ``ndec``, ``ctx``, ``kv``,
-    ``n_it``, ``n_g``. Helpers would take a dozen arrays and hand back the grown ones; the steps
-    numbered in place read closer to the docstring, and the hot loop stays one compiled unit."""
-    n = queue.shape[0]
-    cap = 256
-    it_t = np.empty(cap)
-    it_dt = np.empty(cap)
-    it_res = np.empty(cap, dtype=np.int64)
-    it_dec = np.empty(cap, dtype=np.int64)
-    it_p = np.empty(cap, dtype=np.int64)
-    g_v = np.empty(cap)
-    g_c = np.empty(cap, dtype=np.int64)
-    n_it = 0
-    n_g = 0
-    pfq = np.empty(max(n, 1), dtype=np.int64)      # requests in prefill, admission order
-    hk = np.empty(max_batch, dtype=np.int64)       # finish heap: iteration index of the last token
-    hv = np.empty(max_batch, dtype=np.int64)       # ... and the request
-    fresh = np.empty(max_batch, dtype=np.int64)    # decoders admitted this iteration
-    pf_head = 0
-    pf_tail = 0
-    nh = 0
-    t = 0.0
-    head = 0
-    nres = 0
-    ndec = 0
-    ctx = 0
-    kv = 0
-    while head < n or nres > 0:
-        if nres == 0 and ready[queue[head]] > t:
-            t = ready[queue[head]]
-        # 1. admit
-        n_fresh = 0
-        while head < n and nres < max_batch:
-            r = queue[head]
-            if ready[r] > t:
-                break
-            need = prompt[r] if mode == PREFILL_ONLY else prompt[r] + out[r]
-            if kv + need > max_kv:
-                break
-            kv += need
-            admit[r] = t
-            head += 1
-            nres += 1
-            if pleft[r] > 0:
-                pfq[pf_tail] = r
-                pf_tail += 1
-            else:
-                ndec += 1
-                ctx += prompt[r] + gen[r]
-                nh = _heap_push(hk, hv, nh, n_it + out[r] - gen[r] - 1, r)
-                fresh[n_fresh] = r
-                n_fresh += 1
-        # 2. chunked prefill (a prefix of the prefill queue completes)
-        budget = chunk
-        p = 0
-        n_done = 0
-        j = pf_head
-        while budget > 0 and j < pf_tail:
-            r = pfq[j]
-            take = min(pleft[r], budget)
-            pleft[r] -= take
-            budget -= take
-            p += take
-            if pleft[r] == 0:
-                n_done += 1
-            j += 1
-        # 3. decode: the step's time
-        ntok = float(ndec + p)
-        dt = fixed + max(wread, ntok * ptok) + ntok * comm + float(ctx) * dctx + float(p) * pattn
-        t0 = t
-        t = t0 + dt
-        if n_it == it_t.shape[0]:
-            it_t = _grow_f(it_t)
-            it_dt = _grow_f(it_dt)
-            it_res = _grow_i(it_res)
-            it_dec = _grow_i(it_dec)
-            it_p = _grow_i(it_p)
-        it_t[n_it] = t0
-        it_dt[n_it] = dt
-        it_res[n_it] = nres
-        it_dec[n_it] = ndec
-        it_p[n_it] = p
-        # 4. tokens at t: gaps, finishes, first tokens; leave
-        same = ndec
-        for i in range(n_fresh):
-            r = fresh[i]
-            if last[r] != t0:
-                same -= 1
-                if n_g == g_v.shape[0]:
-                    g_v = _grow_f(g_v)
-                    g_c = _grow_i(g_c)
-                g_v[n_g] = t - last[r]
-                g_c[n_g] = 1
-                n_g += 1
-        ctx += ndec
-        while nh > 0 and hk[0] == n_it:
-            r = hv[0]
-            nh = _heap_pop(hk, hv, nh)
-            finish[r] = t
-            gen[r] = out[r]
-            last[r] = t
-            kv -= prompt[r] + out[r]
-            ctx -= prompt[r] + out[r]
-            ndec -= 1
-            nres -= 1
-        for i in range(pf_head, pf_head + n_done):
-            r = pfq[i]
-            first_tok[r] = t
-            gen[r] = 1
-            last[r] = t
-            if out[r] == 1 or mode == PREFILL_ONLY:
-                if out[r] == 1:
-                    finish[r] = t
-                kv -= prompt[r] if mode == PREFILL_ONLY else prompt[r] + out[r]
-                nres -= 1
-            else:
-                ndec += 1
-                ctx += prompt[r] + 1
-                nh = _heap_push(hk, hv, nh, n_it + out[r] - 1, r)
-        pf_head += n_done
-        n_it += 1
-        if same > 0:
-            if n_g == g_v.shape[0]:
-                g_v = _grow_f(g_v)
-                g_c = _grow_i(g_c)
-            g_v[n_g] = t - t0
-            g_c[n_g] = same
-            n_g += 1
-    return InstanceRun(it_t[:n_it], it_dt[:n_it], it_res[:n_it], it_dec[:n_it], it_p[:n_it], g_v[:n_g], g_c[:n_g])
-
+#: the KV-cache policies of :func:`simulate` (module docstring)
+KV_POLICIES = ("reserve", "paged")
 
 # -- simulate ---------------------------------------------------------------------------------------------
 def _cost_args(c: StepCost):
@@ -325,46 +169,84 @@ def _iterations_frame(runs) -> pd.DataFrame:
         **{c: np.concatenate([getattr(run, c) for _, _, run in runs]) for c in ITERATION_COLUMNS}})
 
 
+def _check_policy(kv_policy, disaggregated, prefix_caching) -> bool:
+    """Whether ``kv_policy`` is "paged"; a ValueError for a policy or combination not simulated."""
+    paged = one_of("kv_policy", kv_policy, KV_POLICIES) == "paged"
+    if paged and disaggregated:
+        raise ValueError("kv_policy='paged' is simulated for colocated serving only (disaggregated=False)")
+    if prefix_caching is not False and not paged:
+        raise ValueError("prefix_caching needs kv_policy='paged' (the reserve policy counts tokens, not blocks)")
+    return paged
+
+
+def _paged_args(workload, cost: StepCost, block_tokens, prefix_caching):
+    """The paged kernel's pool and prefix arguments, checked: ``(n_blocks, block_tokens, pid,
+    shared, n_prefixes)``; a ValueError if a request could not fit an empty pool at its last decode."""
+    bt = whole("block_tokens", block_tokens)
+    if not isinstance(prefix_caching, bool):
+        raise ValueError(f"prefix_caching must be True or False, got {prefix_caching!r}")
+    n_blocks = cost.max_kv_tokens // bt
+    last = -(-(workload.prompt_len + workload.output_len - 1) // bt)
+    if int(last.max()) > n_blocks:
+        i = int(np.argmax(last))
+        raise ValueError(f"cost.max_kv_tokens = {cost.max_kv_tokens} ({n_blocks} blocks of {bt} tokens) can never "
+                         f"hold request {i}: its last decode needs {int(last[i])} blocks")
+    pid = workload.prefix_id
+    shared = np.where(pid >= 0, workload.prefix_len // bt, 0) if prefix_caching else np.zeros(workload.n, np.int64)
+    return n_blocks, bt, pid, shared.astype(np.int64), int(pid.max()) + 1 if pid.size else 0
+
+
 def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, chunk_tokens: int = 512,
              disaggregated: bool = False, n_prefill: int = 1, n_decode: int = 1, prefill_cost: StepCost | None = None,
              decode_cost: StepCost | None = None, kv_bytes_per_token: float = 0.0,
-             link_bytes_per_s: float = math.inf) -> ServingResult:
+             link_bytes_per_s: float = math.inf, kv_policy: str = "reserve", block_tokens: int = 16,
+             prefix_caching: bool = False) -> ServingResult:
     """Serve ``workload`` (module docstring). Colocated: ``n_instances`` instances with ``cost``,
     round-robin. Disaggregated: ``n_prefill`` instances with ``prefill_cost`` and ``n_decode`` with
     ``decode_cost`` (both default to ``cost``); KV moves at ``link_bytes_per_s``
-    (``kv_bytes_per_token`` bytes per prompt token)."""
+    (``kv_bytes_per_token`` bytes per prompt token). ``kv_policy``: "reserve" (prompt + output at
+    admission, the default: TensorRT-LLM's default scheduler) or "paged" (vLLM's: the prompt's
+    blocks of ``block_tokens`` tokens at admission, one block at a time as tokens are made,
+    preemption by recomputation; colocated only), with ``prefix_caching`` of the workload's shared
+    prefixes (paged only)."""
     if not isinstance(workload, ServingWorkload):
         raise ValueError(f"workload must be a ServingWorkload (see serving.workload), got {type(workload).__name__}")
     cost = _check_cost("cost", cost)
     chunk = whole("chunk_tokens", chunk_tokens)
     if not isinstance(disaggregated, bool):
         raise ValueError(f"disaggregated must be True or False, got {disaggregated!r}")
+    paged = _check_policy(kv_policy, disaggregated, prefix_caching)
     N = workload.n
     arrival, prompt, out = workload.arrival_s, workload.prompt_len, workload.output_len
-    pleft = prompt.copy()
-    gen = np.zeros(N, dtype=np.int64)
-    last = np.zeros(N)
-    first = np.full(N, np.nan)
-    finish = np.full(N, np.nan)
-    admit = np.full(N, np.nan)
+    pleft, gen, last = prompt.copy(), np.zeros(N, dtype=np.int64), np.zeros(N)
+    first, finish, admit = np.full(N, np.nan), np.full(N, np.nan), np.full(N, np.nan)
+    preempt, cached_tok = np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
     idx = np.arange(N, dtype=np.int64)
     dec_inst = np.full(N, -1, dtype=np.int64)
     runs = []      # (instance, role, InstanceRun), in the order they ran
 
     def run(queue, ready, c, mode, inst, role):
         adm = admit if mode != DECODE_ONLY else np.empty(N)     # admit_s: admission to the (prefill) instance
-        runs.append((inst, role, _instance(queue, ready, prompt, out, mode, *_cost_args(c), chunk, pleft, gen, last,
-                                           first, finish, adm)))
+        runs.append((inst, role, reserve_instance(queue, ready, prompt, out, mode, *_cost_args(c), chunk, pleft, gen,
+                                                  last, first, finish, adm)))
 
+    bt = 1
     if not disaggregated:
         n_inst = whole("n_instances", n_instances)
         for name, v in (("prefill_cost", prefill_cost), ("decode_cost", decode_cost)):
             if v is not None:
                 raise ValueError(f"{name} applies only with disaggregated=True")
-        _check_fits("cost", prompt + out, cost, "prompt_len + output_len")
         inst = idx % n_inst
-        for k in range(n_inst):
-            run(idx[inst == k], arrival, cost, COLOCATED, k, "colocated")
+        if paged:
+            n_blocks, bt, pid, shared, n_pref = _paged_args(workload, cost, block_tokens, prefix_caching)
+            for k in range(n_inst):
+                runs.append((k, "colocated", paged_instance(
+                    idx[inst == k], arrival, prompt, out, pid, shared, n_pref, *_cost_args(cost)[:-1], n_blocks, bt,
+                    chunk, pleft, gen, last, first, finish, admit, preempt, cached_tok)))
+        else:
+            _check_fits("cost", prompt + out, cost, "prompt_len + output_len")
+            for k in range(n_inst):
+                run(idx[inst == k], arrival, cost, COLOCATED, k, "colocated")
     else:
         if n_instances != 1:
             raise ValueError("n_instances applies to colocated serving; with disaggregated=True use n_prefill and n_decode")
@@ -390,13 +272,14 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
     return ServingResult(workload, first - arrival, tbt, finish - arrival, finish, first, admit, inst, dec_inst,
                          np.concatenate([run.gap_s for _, _, run in runs]),
                          np.concatenate([run.gap_count for _, _, run in runs]), _iterations_frame(runs),
-                         (npf + ndc) if disaggregated else n_inst, disaggregated)
+                         (npf + ndc) if disaggregated else n_inst, disaggregated, preempt, cached_tok, bt,
+                         kv_policy)
 
 
 # -- load sweep -------------------------------------------------------------------------------------------
 def load_sweep(cost: StepCost, rates, n_requests: int = 2000, prompt=("lognormal", 512, 0.5),
                output=("lognormal", 128, 0.5), arrival: str = "poisson", burstiness: float = 1.0, seed: int = 0,
-               ttft_slo_s: float = 1.0, tbt_slo_s: float = 0.1, **simulate_kw) -> pd.DataFrame:
+               ttft_slo_s: float = 1.0, tbt_slo_s: float = 0.1, prefix=None, **simulate_kw) -> pd.DataFrame:
     """One row per rate (requests/s): percentiles, throughput and goodput. The same seed at every
     rate (the arrivals rescale), so the curves are smooth. ``simulate_kw`` go to :func:`simulate`."""
     rates = np.atleast_1d(np.asarray(rates, dtype=float)) if not isinstance(rates, str) else None
@@ -404,7 +287,7 @@ def load_sweep(cost: StepCost, rates, n_requests: int = 2000, prompt=("lognormal
         raise ValueError("rates must be one or more finite numbers > 0")
     rows = []
     for rate in rates:
-        w = workload(n_requests, float(rate), arrival, burstiness, prompt, output, seed)
+        w = workload(n_requests, float(rate), arrival, burstiness, prompt, output, seed, prefix)
         r = simulate(w, cost, **simulate_kw)
         p = r.percentiles()
         rows.append({"rate_per_s": float(rate), "ttft_p50_s": p["ttft_p50_s"], "ttft_p99_s": p["ttft_p99_s"],

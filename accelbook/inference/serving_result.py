@@ -29,9 +29,19 @@ class ServingResult:
     decode_instance: np.ndarray = field(repr=False)  # -1 when colocated or output_len == 1
     gap_s: np.ndarray = field(repr=False)            # inter-token gaps, each repeated gap_count times
     gap_count: np.ndarray = field(repr=False)
-    iterations: pd.DataFrame = field(repr=False)     # instance, role, start_s, dt_s, resident, decoding, prefill_tokens
+    iterations: pd.DataFrame = field(repr=False)     # instance, role, start_s, dt_s, resident, decoding, prefill_tokens,
+    #                                                  kv_blocks
     n_instances: int = 1
     disaggregated: bool = False
+    preemptions: np.ndarray | None = field(default=None, repr=False)    # times each request was preempted
+    cached_tokens: np.ndarray | None = field(default=None, repr=False)  # prompt tokens skipped on prefix hits
+    block_tokens: int = 1                            # tokens a KV block (iterations' kv_blocks); 1: reserve policy
+    kv_policy: str = "reserve"
+
+    def __post_init__(self):
+        for name in ("preemptions", "cached_tokens"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.zeros(self.workload.n, dtype=np.int64))
 
     @property
     def n(self) -> int:
@@ -102,7 +112,8 @@ class ServingResult:
         return {"n": self.n, "span_s": self.span_s, "request_rate": self.request_rate,
                 "throughput_tok_s": self.throughput_tok_s, **self.percentiles(),
                 "ttft_mean_s": float(self.ttft_s.mean()), "tbt_mean_s": float(self.tbt_mean_s.mean()),
-                "mean_resident": self.mean_resident(), "iterations": len(self.iterations)}
+                "mean_resident": self.mean_resident(), "iterations": len(self.iterations),
+                "preemptions": int(self.preemptions.sum()), "cached_tokens": int(self.cached_tokens.sum())}
 
     def to_frame(self) -> pd.DataFrame:
         """One row per request."""
@@ -110,4 +121,5 @@ class ServingResult:
         return pd.DataFrame({"arrival_s": w.arrival_s, "prompt_len": w.prompt_len, "output_len": w.output_len,
                              "instance": self.instance, "decode_instance": self.decode_instance,
                              "admit_s": self.admit_s, "first_token_s": self.first_token_s, "finish_s": self.finish_s,
-                             "ttft_s": self.ttft_s, "tbt_mean_s": self.tbt_mean_s, "e2e_s": self.e2e_s})
+                             "ttft_s": self.ttft_s, "tbt_mean_s": self.tbt_mean_s, "e2e_s": self.e2e_s,
+                             "preemptions": self.preemptions, "cached_tokens": self.cached_tokens})

@@ -17,11 +17,13 @@ from .estimate import InferenceEstimate, estimate, usable_bytes
 from .rates import WEIGHT_PRECISIONS
 
 
-def layouts(model: Model, n: int, max_tp: int = 64):
+def layouts(model: Model, n: int, max_tp: int = 64, attention: str = "tp"):
     """Every (tp, pp) with tp·pp dividing ``n``, ``tp`` dividing the model's attention heads (a chip
-    holds whole heads), at most ``n_layers`` stages and ``max_tp`` tensor-parallel."""
+    holds whole heads; with ``attention="dp"`` the tp chips are expert-parallel ranks that each hold whole
+    attention, so any tp), at most ``n_layers`` stages and ``max_tp`` tensor-parallel."""
     for pp in [p for p in range(1, n + 1) if n % p == 0 and p <= model.n_layers]:
-        for tp in [t for t in range(1, min(max_tp, n // pp) + 1) if (n // pp) % t == 0 and model.n_heads % t == 0]:
+        for tp in [t for t in range(1, min(max_tp, n // pp) + 1)
+                   if (n // pp) % t == 0 and (attention != "tp" or model.n_heads % t == 0)]:
             yield tp, pp
 
 
@@ -57,11 +59,13 @@ def min_chips(model: Model | str, chip: Chip | str, precision: str = "bf16", inp
 
 def sweep(model, chip, n_chips: int, input_len: int, output_len: int, precision: str = "bf16",
           batches=None, max_tp: int = 64, **kw) -> pd.DataFrame:
-    """Every (tp, pp, batch) that fits on ``n_chips``: one row each, for the frontier and the search."""
+    """Every (tp, pp, batch) that fits on ``n_chips``: one row each, for the frontier and the search.
+    ``kw`` goes to :func:`~accelbook.inference.estimate.estimate` (``attention="dp"``: DP attention + EP).
+    A row's ``flag`` says why its per-user speed is out of the model's reach (``""`` when it is not)."""
     model = model if isinstance(model, Model) else get_model(model)
     chip = chip if isinstance(chip, Chip) else get_chip(chip)
     rows = []
-    for tp, pp in layouts(model, whole("n_chips", n_chips), max_tp):
+    for tp, pp in layouts(model, whole("n_chips", n_chips), max_tp, kw.get("attention", "tp")):
         first = estimate(model, chip, n_chips, 1, input_len, output_len, precision, tp=tp, pp=pp, **kw)
         if first.max_batch_size < 1:
             continue
@@ -74,7 +78,7 @@ def sweep(model, chip, n_chips: int, input_len: int, output_len: int, precision:
                          "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "tokens_per_s_per_user": e.tokens_per_s_per_user,
                          "tokens_per_s_per_chip": e.tokens_per_s_per_chip, "tokens_per_s": e.tokens_per_s,
                          "tokens_per_s_per_kw": e.tokens_per_s_per_kw, "usd_per_million_tokens": e.usd_per_million_tokens,
-                         "decode_bound": e.decode_bound})
+                         "decode_bound": e.decode_bound, "attention": e.config["attention"], "flag": e.flag})
     return pd.DataFrame(rows)
 
 

@@ -1,7 +1,8 @@
 """The inference model against published results (``data/inference_runs.toml``): each run's stated
 configuration through :func:`~accelbook.inference.estimate.estimate`, the prediction next to the
-reported number and its relative error. Runs are read with the one catalogue loader
-(``accelbook.specs.loader``) and carry their source; a run the model misses says in ``unmodelled`` what it
+reported number and its relative error; a row whose prediction is out of the model's reach
+(:func:`accelbook.inference.dataflow.plausibility`) carries the reason in ``flag`` and its note, and no
+error band counts it. Runs are read with the one catalogue loader (``accelbook.specs.loader``) and carry their source; a run the model misses says in ``unmodelled`` what it
 did that the model does not represent (shown in the table's ``note``). :func:`error_band` gives the median
 and range of the error per metric, to print next to every number a notebook shows."""
 
@@ -50,8 +51,9 @@ def validation_table(path=None) -> pd.DataFrame:
         rep = e["reported_value"]
         rows.append({"id": rid, "result": e["name"], "role": e["role"], "metric": e["metric"], "reported": rep,
                      "predicted": pred, "error": pred / rep - 1, "decode_bound": est.decode_bound, "fits": est.fits,
-                     "source": e["reported_provenance"].source.title,
-                     "note": "; ".join(x for x in (est.why_not_fit(), e.get("unmodelled", "")) if x)})
+                     "source": e["reported_provenance"].source.title, "flag": est.flag,
+                     "note": "; ".join(x for x in (est.flag,
+                                                   est.why_not_fit(), e.get("unmodelled", "")) if x)})
     return pd.DataFrame(rows)
 
 
@@ -85,6 +87,8 @@ def error_band(metric: str | None = None, table: pd.DataFrame | None = None,
             _TABLE.append(validation_table())
         table = _TABLE[0]
     t = table[(table["role"] == role) & table["error"].notna()] if "error" in table else table.iloc[0:0]
+    if "flag" in t:
+        t = t[t["flag"].fillna("") == ""]      # out of the model's reach: not a prediction
     if metric is None:
         return {mt: error_band(mt, table, role) for mt in METRICS if (t["metric"] == mt).any()}
     one_of("metric", metric, METRICS)

@@ -17,11 +17,15 @@ from accelbook.checks import real, whole
 @dataclass(frozen=True)
 class ServingWorkload:
     """Requests in arrival order: ``arrival_s`` (non-decreasing, >= 0), ``prompt_len`` and
-    ``output_len`` (whole numbers >= 1)."""
+    ``output_len`` (whole numbers >= 1); optionally a shared prefix per request, ``prefix_id``
+    (-1 for none, else 0, 1, ...) and ``prefix_len`` (its tokens, below ``prompt_len``; 0 for none;
+    one length per id). Without them no request shares a prefix."""
 
     arrival_s: np.ndarray = field(repr=False)
     prompt_len: np.ndarray = field(repr=False)
     output_len: np.ndarray = field(repr=False)
+    prefix_len: np.ndarray | None = field(default=None, repr=False)
+    prefix_id: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
         a = np.asarray(self.arrival_s, dtype=np.float64).ravel()
@@ -44,6 +48,7 @@ class ServingWorkload:
             if v.min() < 1:
                 raise ValueError(f"{name} must hold whole numbers >= 1, got {v.min()}")
             arrays[name] = v
+        arrays.update(_prefixes(self.prefix_len, self.prefix_id, arrays["prompt_len"]))
         for k, v in arrays.items():
             v.setflags(write=False)
             object.__setattr__(self, k, v)
@@ -53,7 +58,29 @@ class ServingWorkload:
         return int(self.arrival_s.size)
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"arrival_s": self.arrival_s, "prompt_len": self.prompt_len, "output_len": self.output_len})
+        return pd.DataFrame({"arrival_s": self.arrival_s, "prompt_len": self.prompt_len, "output_len": self.output_len,
+                             "prefix_len": self.prefix_len, "prefix_id": self.prefix_id})
+
+
+def _prefixes(prefix_len, prefix_id, prompt):
+    """Checked ``prefix_len`` and ``prefix_id`` arrays (zeros and -1 when both are None)."""
+    n = prompt.size
+    if prefix_len is None and prefix_id is None:
+        return {"prefix_len": np.zeros(n, dtype=np.int64), "prefix_id": np.full(n, -1, dtype=np.int64)}
+    out = {}
+    for name, v in (("prefix_len", prefix_len), ("prefix_id", prefix_id)):
+        raw = np.asarray(v).ravel() if v is not None else None
+        if raw is None or raw.shape != prompt.shape or not np.issubdtype(raw.dtype, np.integer) or raw.dtype == bool:
+            raise ValueError(f"{name} must hold one whole number per request ({n}), given with the other")
+        out[name] = raw.astype(np.int64)
+    L, q = out["prefix_len"], out["prefix_id"]
+    if q.min() < -1 or np.any((q == -1) != (L == 0)) or L.min() < 0 or np.any(L >= prompt):
+        raise ValueError("prefix_len must be 0 where prefix_id is -1, and between 1 and prompt_len - 1 where "
+                         "prefix_id >= 0")
+    for pid in np.unique(q[q >= 0]):
+        if np.unique(L[q == pid]).size > 1:
+            raise ValueError(f"prefix_id {pid} has more than one prefix_len")
+    return out
 
 
 LENGTH_KINDS = ("fixed", "uniform", "lognormal")
@@ -87,11 +114,13 @@ def _lengths(name, spec, n, rng) -> np.ndarray:
 
 
 def workload(n_requests: int, rate_per_s: float, arrival: str = "poisson", burstiness: float = 1.0,
-             prompt=("fixed", 512), output=("fixed", 128), seed: int = 0) -> ServingWorkload:
+             prompt=("fixed", 512), output=("fixed", 128), seed: int = 0, prefix=None) -> ServingWorkload:
     """``n_requests`` requests at ``rate_per_s`` (:mod:`accelbook.inference.serving`'s docstring).
     ``arrival``: "poisson" or "bursty" (gamma inter-arrivals with coefficient of variation
     ``burstiness``). ``prompt`` / ``output``: a whole number, ``("fixed", n)``, ``("uniform", lo, hi)``
-    or ``("lognormal", mean, sigma[, max])``."""
+    or ``("lognormal", mean, sigma[, max])``. ``prefix``: ``(length, share[, n_prefixes])``, a system
+    prompt of ``length`` tokens before the drawn prompt of a fraction ``share`` of the requests, one
+    of ``n_prefixes`` (default 1) at random."""
     n = whole("n_requests", n_requests)
     rate = real("rate_per_s", rate_per_s, 0.0, 1e12, lo_open=True)
     if arrival not in ("poisson", "bursty"):
@@ -105,4 +134,13 @@ def workload(n_requests: int, rate_per_s: float, arrival: str = "poisson", burst
     gaps = rng.standard_gamma(shape, size=n) / (shape * rate)
     p = _lengths("prompt", prompt, n, rng)
     o = _lengths("output", output, n, rng)
-    return ServingWorkload(np.cumsum(gaps), p, o)
+    if prefix is None:
+        return ServingWorkload(np.cumsum(gaps), p, o)
+    if not isinstance(prefix, (tuple, list)) or len(prefix) not in (2, 3):
+        raise ValueError(f"prefix must be (length, share[, n_prefixes]), got {prefix!r}")
+    length, share = whole("prefix length", prefix[0]), real("prefix share", prefix[1], 0.0, 1.0)
+    k = whole("prefix n_prefixes", prefix[2]) if len(prefix) == 3 else 1
+    shares = rng.random(n) < share
+    ids = np.where(shares, rng.integers(0, k, size=n), -1)
+    plen = np.where(shares, length, 0)
+    return ServingWorkload(np.cumsum(gaps), p + plen, o, plen, ids)

@@ -1,39 +1,82 @@
-"""Charts of inference: batch sweeps, the throughput-interactivity frontier, serving under load (notebooks 06, 07)."""
+"""Charts of inference: batch sweeps, the throughput-interactivity frontier, serving under load (notebooks 06, 07).
+
+A point whose per-user speed is out of the model's reach (a non-empty ``flag``, from
+:func:`accelbook.inference.dataflow.plausibility`) is drawn hollow and grey, with the reason in its tooltip
+and in a note under the chart, never as if it were real."""
 
 from __future__ import annotations
 
 import functools
+import textwrap
 
 import altair as alt
 import pandas as pd
 
 from .base import WIDTH, Figure, named_data
 
-
 # -- inference (notebooks 06 and 07) ---------------------------------------------------------------
+OUT_OF_REACH = "out of the model's reach: "
+NOTE_WIDTH = 110        # characters per line of the note under a chart
+
+
+def _note_chart() -> alt.Chart:
+    """The note under a chart: one text line per row of the ``note`` dataset (``i``, ``line``)."""
+    return alt.Chart(named_data("note")).mark_text(align="left", baseline="top", fontSize=11, color="#555").encode(
+        x=alt.value(0), y=alt.Y("i:O", axis=None), text="line:N").properties(width=WIDTH, height=alt.Step(14))
+
+
+def flag_note(df: pd.DataFrame, label: str = "system") -> pd.DataFrame:
+    """The note's lines: for each ``label`` with flagged points, that its hollow points are out of the model's
+    reach and why (the reason of its fastest flagged point), wrapped to ``NOTE_WIDTH`` characters; one line
+    saying all points are real otherwise."""
+    lines = []
+    if "flag" in df and (df["flag"].fillna("") != "").any():
+        f = df[df["flag"].fillna("") != ""]
+        for key, g in f.groupby(label, sort=True):
+            why = g.loc[g["tokens_per_s_per_user"].idxmax(), "flag"].removeprefix(OUT_OF_REACH)
+            lines += textwrap.wrap(f"{key}: hollow grey points are out of the model's reach ({len(g)} of them): {why}",
+                                   NOTE_WIDTH, subsequent_indent="    ")
+    else:
+        lines = ["every point is within the model's reach (no flag)"]
+    return pd.DataFrame({"i": range(len(lines)), "line": lines})
+
+
+def _with_flags(df: pd.DataFrame) -> pd.DataFrame:
+    flag = df["flag"].fillna("") if "flag" in df else pd.Series("", index=df.index)
+    return df.assign(flag=flag, out_of_reach=flag != "")
+
+
 @functools.lru_cache(maxsize=1)
 def _template_batch_sweep() -> dict:
     x = alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title="batch (sequences per replica)",
               axis=alt.Axis(format="~s", labelOverlap="greedy"))
-    tpot = alt.Chart(named_data("sweep")).mark_line(point=True, color="#d62728").encode(
-        x=x, y=alt.Y("tpot_ms:Q", title="time per output token (ms)"),
-        tooltip=["batch:Q", alt.Tooltip("tpot_ms:Q", format=".2f"), "decode_bound:N"])
-    tput = alt.Chart(named_data("sweep")).mark_line(point=True, color="#1f77b4").encode(
-        x=x, y=alt.Y("tokens_per_s_per_chip:Q", title="output tokens/s per chip"),
-        tooltip=["batch:Q", alt.Tooltip("tokens_per_s_per_chip:Q", format=",.0f"), "decode_bound:N"])
+    tip = ["batch:Q", "decode_bound:N", alt.Tooltip("flag:N", title="out of reach")]
+
+    def panel(col: str, title: str, color: str, fmt: str) -> alt.LayerChart:
+        base = alt.Chart(named_data("sweep")).encode(x=x, y=alt.Y(f"{col}:Q", title=title),
+                                                     tooltip=tip + [alt.Tooltip(f"{col}:Q", format=fmt)])
+        line = base.mark_line(color=color).transform_filter("!datum.out_of_reach")
+        real = base.mark_point(filled=True, color=color).transform_filter("!datum.out_of_reach")
+        hollow = base.mark_point(filled=False, color="#999999").transform_filter("datum.out_of_reach")
+        return alt.layer(line, real, hollow, here, cap).properties(width=260, height=220)
+
     here = alt.Chart(named_data("here")).mark_rule(strokeDash=[4, 4], color="black").encode(x=x)
     cap = alt.Chart(named_data("cap")).mark_rule(color="#ff7f0e", size=2).encode(
         x=x, tooltip=[alt.Tooltip("batch:Q", title="largest batch that fits")])
-    return alt.hconcat(alt.layer(tpot, here, cap).properties(width=260, height=220),
-                       alt.layer(tput, here, cap).properties(width=260, height=220)).to_dict()
+    charts = alt.hconcat(panel("tpot_ms", "time per output token (ms)", "#d62728", ".2f"),
+                         panel("tokens_per_s_per_chip", "output tokens/s per chip", "#1f77b4", ",.0f"))
+    return alt.vconcat(charts, _note_chart()).to_dict()
 
 
 def batch_sweep_chart(sweep: pd.DataFrame, batch: int, max_batch: int, title: str = "") -> Figure:
     """TPOT and tokens/s per chip against batch: the latency-throughput trade of decode; the chosen
-    batch dashed, the largest batch that fits in memory in orange."""
-    s = sweep.assign(tpot_ms=sweep["tpot_s"] * 1e3)
+    batch dashed, the largest batch that fits in memory in orange; points out of the model's reach hollow
+    and grey, the reason in the tooltip and the note under the chart."""
+    s = _with_flags(sweep.assign(tpot_ms=sweep["tpot_s"] * 1e3))
     return Figure.from_template(_template_batch_sweep(), title=title,
-                                sweep=s[["batch", "tpot_ms", "tokens_per_s_per_chip", "decode_bound"]],
+                                sweep=s[["batch", "tpot_ms", "tokens_per_s_per_chip", "decode_bound", "flag",
+                                         "out_of_reach"]],
+                                note=flag_note(s.assign(system="this layout")),
                                 here=pd.DataFrame({"batch": [float(batch)]}),
                                 cap=pd.DataFrame({"batch": [float(max(max_batch, 1))]}))
 
@@ -43,21 +86,30 @@ def _template_frontier(per: str) -> dict:
     y = {"chip": ("tokens_per_s_per_chip", "output tokens/s per chip"),
          "kw": ("tokens_per_s_per_kw", "output tokens/s per kW (power ESTIMATE)")}[per]
     x = alt.X("tokens_per_s_per_user:Q", scale=alt.Scale(type="log"), title="tokens/s per user (interactivity)")
-    line = alt.Chart(named_data("front")).mark_line(point=True).encode(
+    base = alt.Chart(named_data("front")).encode(
         x=x, y=alt.Y(f"{y[0]}:Q", scale=alt.Scale(type="log"), title=y[1]),
-        color=alt.Color("system:N", title=None, legend=alt.Legend(orient="bottom", columns=2)),
         tooltip=["system:N", alt.Tooltip("tokens_per_s_per_user:Q", format=",.0f"), alt.Tooltip(f"{y[0]}:Q", format=",.1f"),
-                 "tp:Q", "pp:Q", "batch:Q"])
+                 "tp:Q", "pp:Q", "batch:Q", alt.Tooltip("flag:N", title="out of reach")])
+    color = alt.Color("system:N", title=None, legend=alt.Legend(orient="bottom", columns=2))
+    line = base.mark_line(point=True).encode(color=color).transform_filter("!datum.out_of_reach")
+    hollow = base.mark_point(filled=False, color="#999999", size=40).transform_filter("datum.out_of_reach")
+    hollow_line = base.mark_line(strokeDash=[2, 3], color="#bbbbbb", opacity=0.6).encode(
+        detail="system:N").transform_filter("datum.out_of_reach")
     target = alt.Chart(named_data("target")).mark_rule(strokeDash=[4, 4], color="black").encode(x=x)
-    return alt.layer(line, target).properties(width=WIDTH, height=300).to_dict()
+    return alt.vconcat(alt.layer(line, hollow_line, hollow, target).properties(width=WIDTH, height=300),
+                       _note_chart()).to_dict()
 
 
 def frontier_chart(front: pd.DataFrame, target_tps_user: float, per: str = "chip", title: str = "") -> Figure:
-    """Throughput against interactivity, one Pareto front per system; the per-user target dashed."""
+    """Throughput against interactivity, one Pareto front per system; the per-user target dashed; points
+    out of the model's reach (``flag``) hollow and grey on a dotted line, the reason in the tooltip and
+    in the note under the chart."""
     col = "tokens_per_s_per_chip" if per == "chip" else "tokens_per_s_per_kw"
-    f = front.dropna(subset=[col])
+    f = _with_flags(front.dropna(subset=[col]))
     return Figure.from_template(_template_frontier(per), title=title,
-                                front=f[["system", "tokens_per_s_per_user", col, "tp", "pp", "batch"]],
+                                front=f[["system", "tokens_per_s_per_user", col, "tp", "pp", "batch", "flag",
+                                         "out_of_reach"]],
+                                note=flag_note(f),
                                 target=pd.DataFrame({"tokens_per_s_per_user": [float(target_tps_user)]}))
 
 

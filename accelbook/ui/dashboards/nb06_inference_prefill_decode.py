@@ -42,10 +42,12 @@ def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, preci
           if e.power_w_per_chip else "no published TDP, so no power figure")
     usd = f"USD {e.usd_per_million_tokens:.2f} per million output tokens" if e.usd_per_million_tokens else "no published price"
     fit = "fits" if e.fits else f"**{e.why_not_fit()}**"
+    reach = (f"\n\n**The per-user speed is {e.flag}.** Hollow grey points on the chart are out of reach too."
+             if e.flag else "")
     summary = (f"TTFT **{fmt_si(e.ttft_s, 's')}** (idle server), TPOT **{fmt_si(e.tpot_s, 's')}** = "
                f"**{e.tokens_per_s_per_user:,.0f} tokens/s per user**, **{e.tokens_per_s_per_chip:,.0f} tokens/s per chip** "
                f"({e.decode_bound}-bound decode, {e.prefill_bound}-bound prefill). KV cache {fmt_si(e.kv_cache_bytes, 'B')} "
-               f"per replica; the largest batch that fits is {e.max_batch_size:,}; {fit}. {pw}; {usd}.")
+               f"per replica; the largest batch that fits is {e.max_batch_size:,}; {fit}. {pw}; {usd}.{reach}")
     b = e.breakdown
     table = pd.DataFrame({"part": ["decode: matmuls", "decode: attention over the KV cache", "decode: all-reduces",
                                    "prefill (one prompt): compute", "prefill: weights read"],

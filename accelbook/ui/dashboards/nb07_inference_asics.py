@@ -36,6 +36,8 @@ def _best_at_target(system: str, f: pd.DataFrame, target_tps_user: float) -> str
     if ok.empty:
         return f"| {system} | cannot reach {target_tps_user:,.0f} tokens/s per user | | | |"
     r = ok.loc[ok["tokens_per_s_per_chip"].idxmax()]
+    if r.get("flag", ""):
+        return f"| {system} | out of the model's reach at this speed (hollow points; the reason is under the chart) | | | |"
     kw = f"{r.tokens_per_s_per_kw:,.0f}" if pd.notna(r.tokens_per_s_per_kw) else "—"
     usd = f"{r.usd_per_million_tokens:.2f}" if pd.notna(r.usd_per_million_tokens) else "—"
     return f"| {system} | {r.tokens_per_s_per_chip:,.0f} | {kw} | {usd} | TP{r.tp} PP{r.pp} batch {r.batch} |"
@@ -52,11 +54,15 @@ def frontier_view(model, systems, input_len, output_len, precision, target_tps_u
                            [_best_at_target(s, f, target_tps_user) for s, f in parts.items()])
     summary = (f"At **{target_tps_user:,.0f} tokens/s per user**:\n\n" + table
                + ("" if not missing else f"\n\nDoes not fit: {', '.join(missing)}."))
+    flagged = sorted(front.loc[front["flag"] != "", "system"].unique()) if "flag" in front else []
+    if flagged:
+        summary += (f"\n\n**Hollow grey points are out of the model's reach** ({', '.join(flagged)}): on these SRAM "
+                    "chips the model has no published per-layer latency of a token crossing the chips or the wafer, "
+                    "so a speed above what the vendor has published, or on a system with nothing published, is not "
+                    "a prediction. The reason is in each point's tooltip and under the chart.")
     if any("Cerebras" in s_ for s_ in systems):
-        summary += ("\n\n**Read the CS-3 curve with care:** the model treats a wafer as one chip with 21 PB/s "
-                    "everywhere and is about 11× optimistic against Cerebras's published 405B speed (notebook 06). "
-                    "A wafer also has the silicon of dozens of GPUs, so per-chip figures do not compare.")
-    return View(front[["system", "tokens_per_s_per_user", "tokens_per_s_per_chip"]], fig, summary)
+        summary += "\n\nA CS-3 wafer has the silicon of dozens of GPUs, so per-chip figures do not compare."
+    return View(front[["system", "tokens_per_s_per_user", "tokens_per_s_per_chip", "flag"]], fig, summary)
 
 
 @functools.lru_cache(maxsize=1)

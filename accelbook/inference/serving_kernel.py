@@ -1,0 +1,235 @@
+"""The serving simulator's event loops (:mod:`accelbook.inference.serving`'s docstring is their
+specification): :func:`reserve_instance`, one instance under the reserve KV policy, with the
+helpers both kernels share (growing record arrays, a binary min-heap); the paged policy's loop is in
+:mod:`accelbook.inference.serving_paged`. Internal: call :func:`accelbook.inference.serving.simulate`.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+# -- shared by both kernels -------------------------------------------------------------------------------------------
+COLOCATED, PREFILL_ONLY, DECODE_ONLY = 0, 1, 2
+ITERATION_COLUMNS = ("start_s", "dt_s", "resident", "decoding", "prefill_tokens", "kv_blocks")
+#: what the kernel returns for one instance, by name: the iteration records, then the gaps
+InstanceRun = namedtuple("InstanceRun", ITERATION_COLUMNS + ("gap_s", "gap_count"))
+
+
+@njit(cache=True)
+def grow_f(a):
+    b = np.empty(2 * a.shape[0], dtype=np.float64)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def grow_i(a):
+    b = np.empty(2 * a.shape[0], dtype=np.int64)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def heap_push(key, val, size, k, v):
+    """Push (``k``, ``v``) on the binary min-heap ``key``/``val`` of ``size`` entries; returns the new size."""
+    i = size
+    while i > 0:
+        parent = (i - 1) // 2
+        if key[parent] <= k:
+            break
+        key[i] = key[parent]
+        val[i] = val[parent]
+        i = parent
+    key[i] = k
+    val[i] = v
+    return size + 1
+
+
+@njit(cache=True)
+def heap_pop(key, val, size):
+    """Remove the top of the min-heap ``key``/``val`` of ``size`` entries; returns the new size."""
+    size -= 1
+    k = key[size]
+    v = val[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and key[c + 1] < key[c]:
+            c += 1
+        if key[c] >= k:
+            break
+        key[i] = key[c]
+        val[i] = val[c]
+        i = c
+    if size > 0:
+        key[i] = k
+        val[i] = v
+    return size
+
+
+@njit(cache=True)
+def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, dctx, pattn, max_batch, max_kv, chunk,
+              pleft, gen, last, first_tok, finish, admit):
+    """Run one instance over ``queue`` (request ids, ``ready`` non-decreasing in that order): the
+    serving module docstring's steps 1-4 (the reserve policy), iteration after iteration, until the
+    queue is served.
+
+    Per-request arrays over all requests: inputs ``ready``, ``prompt``, ``out``; state ``pleft``
+    (prompt tokens left), ``gen`` (tokens made), ``last`` (time of the last token), carried from a
+    prefill instance to a decode one; results ``first_tok``, ``finish``, ``admit``, written in place.
+    ``mode`` is COLOCATED, PREFILL_ONLY or DECODE_ONLY; ``fixed`` .. ``max_kv`` are the StepCost's
+    fields in order. Returns an :data:`InstanceRun`: per iteration ``start_s``, ``dt_s``,
+    ``resident``, ``decoding``, ``prefill_tokens``, ``kv_blocks`` (tokens reserved); the gaps, ``gap_s`` repeated ``gap_count`` times.
+
+    The work per iteration is the events (admissions, prefill chunks, first tokens, finishes), not the
+    residents, from three invariants of the docstring's rules:
+
+    - the requests in prefill form a queue in admission order (``pfq[pf_head:pf_tail]``): the chunk
+      budget goes to them in that order, so only a prefix of it completes in an iteration;
+    - every decoding request decodes in every iteration, so one with ``g`` tokens at its first decode
+      iteration ``k`` finishes at the end of iteration ``k + out - g - 1``: a min-heap on that index
+      (``hk``, ``hv``) yields the finishes; the decoders' context ``ctx`` grows by ``ndec`` an iteration;
+    - a decoder resident before this iteration made its last token at this iteration's start ``t0``:
+      its gap is ``t - t0``, one record for all of them; only one admitted now (decode-only instances)
+      can have an older last token, a gap of its own (in admission order, before the shared record).
+
+    Length: one function on purpose. Every step reads and writes the same state: the prefill queue
+    (``pfq``, ``pf_head``, ``pf_tail``), the finish heap, the fresh decoders (``fresh``), the growing
+    iteration and gap records, and the scalars ``t``, ``head``, ``nres``, ``ndec``, ``ctx``, ``kv``,
+    ``n_it``, ``n_g``. Helpers would take a dozen arrays and hand back the grown ones; the steps
+    numbered in place read closer to the docstring, and the hot loop stays one compiled unit."""
+    n = queue.shape[0]
+    cap = 256
+    it_t = np.empty(cap)
+    it_dt = np.empty(cap)
+    it_res = np.empty(cap, dtype=np.int64)
+    it_dec = np.empty(cap, dtype=np.int64)
+    it_p = np.empty(cap, dtype=np.int64)
+    it_kv = np.empty(cap, dtype=np.int64)
+    g_v = np.empty(cap)
+    g_c = np.empty(cap, dtype=np.int64)
+    n_it = 0
+    n_g = 0
+    pfq = np.empty(max(n, 1), dtype=np.int64)      # requests in prefill, admission order
+    hk = np.empty(max_batch, dtype=np.int64)       # finish heap: iteration index of the last token
+    hv = np.empty(max_batch, dtype=np.int64)       # ... and the request
+    fresh = np.empty(max_batch, dtype=np.int64)    # decoders admitted this iteration
+    pf_head = 0
+    pf_tail = 0
+    nh = 0
+    t = 0.0
+    head = 0
+    nres = 0
+    ndec = 0
+    ctx = 0
+    kv = 0
+    while head < n or nres > 0:
+        if nres == 0 and ready[queue[head]] > t:
+            t = ready[queue[head]]
+        # 1. admit
+        n_fresh = 0
+        while head < n and nres < max_batch:
+            r = queue[head]
+            if ready[r] > t:
+                break
+            need = prompt[r] if mode == PREFILL_ONLY else prompt[r] + out[r]
+            if kv + need > max_kv:
+                break
+            kv += need
+            admit[r] = t
+            head += 1
+            nres += 1
+            if pleft[r] > 0:
+                pfq[pf_tail] = r
+                pf_tail += 1
+            else:
+                ndec += 1
+                ctx += prompt[r] + gen[r]
+                nh = heap_push(hk, hv, nh, n_it + out[r] - gen[r] - 1, r)
+                fresh[n_fresh] = r
+                n_fresh += 1
+        # 2. chunked prefill (a prefix of the prefill queue completes)
+        budget = chunk
+        p = 0
+        n_done = 0
+        j = pf_head
+        while budget > 0 and j < pf_tail:
+            r = pfq[j]
+            take = min(pleft[r], budget)
+            pleft[r] -= take
+            budget -= take
+            p += take
+            if pleft[r] == 0:
+                n_done += 1
+            j += 1
+        # 3. decode: the step's time
+        ntok = float(ndec + p)
+        dt = fixed + max(wread, ntok * ptok) + ntok * comm + float(ctx) * dctx + float(p) * pattn
+        t0 = t
+        t = t0 + dt
+        if n_it == it_t.shape[0]:
+            it_t = grow_f(it_t)
+            it_dt = grow_f(it_dt)
+            it_res = grow_i(it_res)
+            it_dec = grow_i(it_dec)
+            it_p = grow_i(it_p)
+            it_kv = grow_i(it_kv)
+        it_t[n_it] = t0
+        it_dt[n_it] = dt
+        it_res[n_it] = nres
+        it_dec[n_it] = ndec
+        it_p[n_it] = p
+        it_kv[n_it] = kv
+        # 4. tokens at t: gaps, finishes, first tokens; leave
+        same = ndec
+        for i in range(n_fresh):
+            r = fresh[i]
+            if last[r] != t0:
+                same -= 1
+                if n_g == g_v.shape[0]:
+                    g_v = grow_f(g_v)
+                    g_c = grow_i(g_c)
+                g_v[n_g] = t - last[r]
+                g_c[n_g] = 1
+                n_g += 1
+        ctx += ndec
+        while nh > 0 and hk[0] == n_it:
+            r = hv[0]
+            nh = heap_pop(hk, hv, nh)
+            finish[r] = t
+            gen[r] = out[r]
+            last[r] = t
+            kv -= prompt[r] + out[r]
+            ctx -= prompt[r] + out[r]
+            ndec -= 1
+            nres -= 1
+        for i in range(pf_head, pf_head + n_done):
+            r = pfq[i]
+            first_tok[r] = t
+            gen[r] = 1
+            last[r] = t
+            if out[r] == 1 or mode == PREFILL_ONLY:
+                if out[r] == 1:
+                    finish[r] = t
+                kv -= prompt[r] if mode == PREFILL_ONLY else prompt[r] + out[r]
+                nres -= 1
+            else:
+                ndec += 1
+                ctx += prompt[r] + 1
+                nh = heap_push(hk, hv, nh, n_it + out[r] - 1, r)
+        pf_head += n_done
+        n_it += 1
+        if same > 0:
+            if n_g == g_v.shape[0]:
+                g_v = grow_f(g_v)
+                g_c = grow_i(g_c)
+            g_v[n_g] = t - t0
+            g_c[n_g] = same
+            n_g += 1
+    return InstanceRun(it_t[:n_it], it_dt[:n_it], it_res[:n_it], it_dec[:n_it], it_p[:n_it], it_kv[:n_it], g_v[:n_g],
+                       g_c[:n_g])
