@@ -184,9 +184,10 @@ def test_licences_present_and_named():
 
 
 # -- the notebooks' scaffolding ------------------------------------------------------------------------------------
-# Notebooks that carry the full scaffolding (the others join this list as theirs is written).
-SCAFFOLDED = ("00_start_here", "02_inside_the_chip", "03_interconnects", "05_moe_all_to_all",
-              "08_token_economics_and_hybrid", "09_design_your_chip", "10_number_formats")
+# Notebooks that carry the full scaffolding: every notebook of the course.
+SCAFFOLDED = ("00_start_here", "01_gpu_vs_tpu", "02_inside_the_chip", "03_interconnects", "04_distributed_training",
+              "05_moe_all_to_all", "06_inference_prefill_decode", "07_inference_asics", "08_token_economics_and_hybrid",
+              "09_design_your_chip", "10_number_formats")
 
 # Acronyms a notebook must spell out where it first uses them (its headings aside): the acronym and the words
 # that must stand within a few words of that first use.

@@ -84,6 +84,36 @@ HAND = {
     "predict-nvfp4-speedup": 3.39,
     "nvfp4-memory-share": 55.3,
     "what-if-long-context-kv": 687.2,
+    # notebook 01: memory-bound at batch 8, so the bandwidth ratio 3.35 / 2.765 = 1.212; at equal MFU a token costs
+    # price / peak: (10.80 / 989.4) / (4.20 / 459) = 1.193, and 1 / 1.193 = 0.838 of list price breaks even;
+    # 8B at 8K: attention scores 12 x 32 x 8192 x 4096 / 2 = 6.44e9 FLOP of 6 x 7.50e9 + 6.44e9 = 5.14e10 -> 12.5 %
+    "predict-v5p-decode-ratio": 1.212,
+    "predict-h100-v5p-cost-ratio": 1.193,
+    "mfu-full-vs-causal-8b": 12.5,
+    "whatif-h100-price-match": 0.838,
+    # notebook 04: 2048 sequences / dp 32 = 64 microbatches, bubble 3 / (64 + 3) = 4.48 %; the search keeps TP2
+    # (read from the model); ideal 5.22 s of a 12.84 s step = 40.7 %; DGX H100 at 8,192 chips 90.9 % (read from
+    # the model); 70B at 8K: 12 x 80 x 8192 x 8192 / 2 = 3.22e10 of 6 x 69.5e9 + 3.22e10 = 4.49e11 -> 7.2 %;
+    # TP overlap 0.8: MFU 51.3 % -> 60.1 % (read from the model)
+    "predict-bubble-default": 4.478,
+    "predict-search-tp": 2,
+    "predict-ideal-share-405b": 40.7,
+    "predict-h100-weak-scaling": 90.9,
+    "mfu-full-vs-causal-70b": 7.17,
+    "whatif-tp-overlap-08": 60.1,
+    # notebook 06: a batch takes B x TTFT + 256 x TPOT: 64 x 256 / (64 x 0.0543 + 256 x 0.00831) = 2,923 tokens/s
+    # against 256 / (0.0543 + 256 x 0.00699) = 138.7 on 8 chips: 21.1x; one H200: 69.5 GB / 4.15 TB/s = 16.8 ms
+    # (+ the KV read); 32K: 175 sequences (read from the model); MHA: 2 x 80 x 64 x 128 x 2 = 2,621,440 bytes
+    "predict-batch64-chip-gain": 21.06,
+    "tpot-b1-one-h200": 16.83,
+    "max-batch-32k": 175,
+    "whatif-mha-kv-70b": 2621440,
+    # notebook 07: no GPU reaches 256 tokens/s per user, LP30 makes 391 per chip there against LPU v1's 13;
+    # 70.55e9 B / 500e6 = 141.1 -> 142; 811.7e9 B / 44e9 = 18.4 -> 19; 4 stages x 203 GB / 5 TB/s = 162 ms -> 6.2
+    "predict-frontier-256": "lp30",
+    "lp30-chips-70b-fp8": 142,
+    "cs3-wafers-405b": 19,
+    "whatif-stream-5tbs": 6.19,
 }
 
 
@@ -158,10 +188,25 @@ def test_exercises_never_import_a_dashboard():
 
     import accelbook.ui.exercises as ex
 
-    tree = ast.parse(Path(ex.__file__).read_text())
-    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
-    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
-    assert not [m for m in imported if "dashboard" in m], imported
+    paths = sorted(Path(ex.__file__).parent.glob("*.py"))
+    assert len(paths) >= 12   # the package, its core, and one module per notebook
+    for path in paths:
+        tree = ast.parse(path.read_text())
+        imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        assert not [m for m in imported if "dashboard" in m], (path.name, imported)
+
+
+def test_every_notebook_module_is_gathered():
+    """Each exercise sits in its own notebook's module, and the package gathers them all, in order."""
+    import accelbook.ui.exercises as ex
+
+    gathered = [e.id for m in ex.MODULES for e in m.EXERCISES]
+    assert gathered == list(EXERCISES)
+    for m in ex.MODULES:
+        number = m.__name__.rsplit(".", 1)[1][2:4]
+        assert {e.notebook for e in m.EXERCISES} == {number}, m.__name__
+    assert ex.Exercise is ex.core.Exercise and callable(ex.check)
 
 
 def test_moe_decode_bound_agrees_with_the_network_dashboard():
@@ -177,3 +222,13 @@ def test_moe_decode_bound_agrees_with_the_network_dashboard():
     mine = crossover_sweep({"t": equal_injection(torus((8, 8, 16)), 600e9, 1e-6)}, [1.0], 8, token_copy_bytes(),
                            0.25, message_overhead_s=2e-6).iloc[0]
     assert mine["time_s"] == row["time_s"] and token_copy_bytes() == 7168 * 2
+
+
+def test_weak_scaling_prediction_agrees_with_the_scaling_dashboard():
+    """The exercise names the scaling dashboard's defaults; its answer (from accelbook.training) is what that
+    dashboard shows for DGX H100 + InfiniBand at 8,192 chips."""
+    from accelbook.ui.dashboards import scaling_spec
+
+    view = scaling_spec().render(systems=("DGX H100 + InfiniBand",))
+    row = view.data.set_index("n_chips").loc[8192]
+    assert abs(EXERCISES["predict-h100-weak-scaling"].expected() - 100 * row["efficiency"]) < 1e-9
