@@ -181,7 +181,9 @@ def test_model_layers_import_without_ui():
     import sys
 
     code = ("import sys, accelbook, accelbook.training, accelbook.inference, accelbook.moe, "
-            "accelbook.economics, accelbook.network.collectives, accelbook.chip.design; "
+            "accelbook.economics, accelbook.network.collectives, accelbook.chip.design, accelbook.sweep, "
+            "accelbook.sweep.frontier, accelbook.sweep.serving_mc, accelbook.sweep.chip_design, "
+            "accelbook.sweep.training_layouts; "
             "print(sorted(m for m in sys.modules if m.startswith('accelbook.ui')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
