@@ -4,7 +4,8 @@
 #   make lab      JupyterLab on notebooks/
 #   make browser  make sure a Chromium for the browser test exists (Debian's; or set CHROMIUM=)
 #   make lint     ruff (pyflakes, import order, no parent-relative imports)
-#   make test     lint, unit + browser tests, every notebook executed (nbval), then the benchmarks
+#   make book     the static book: every notebook executed, as HTML that needs no network (build/book/index.html)
+#   make test     lint, the book, unit + browser tests, every notebook executed (nbval), then the benchmarks
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -21,7 +22,7 @@ export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache/$(SRC_HASH)
 # JupyterLab refuses to run as root without --allow-root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: venv lab browser test lint clean clean-cache
+.PHONY: venv lab browser book test lint clean clean-cache
 
 venv: $(VENV)/.installed
 
@@ -29,7 +30,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade pip
-	$(BIN)/python -m pip install $(PIP_FLAGS) -e ".[test]"
+	$(BIN)/python -m pip install $(PIP_FLAGS) -e ".[test,book]"
 	touch $@
 
 lab: venv
@@ -59,7 +60,14 @@ browser:
 lint: venv
 	$(BIN)/ruff check .
 
-test: venv browser lint
+# The static book (tools/build_book.py): every notebook executed fresh, one kernel per core; open
+# $(BOOK)/index.html from disk or serve the folder. tests/browser/test_book.py opens every page.
+BOOK ?= build/book
+export ACCELBOOK_BOOK_DIR := $(abspath $(BOOK))
+book: venv
+	$(BIN)/python tools/build_book.py --out $(BOOK)
+
+test: venv browser lint book
 	$(BIN)/python -m pytest tests || [ $$? -eq 5 ]
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 notebooks/ || [ $$? -eq 5 ]
 	$(BIN)/python benchmarks/bench_dashboards.py
@@ -68,13 +76,14 @@ test: venv browser lint
 	$(BIN)/python benchmarks/bench_training.py
 	$(BIN)/python benchmarks/bench_moe.py
 	$(BIN)/python benchmarks/bench_serving.py
+	$(BIN)/python benchmarks/bench_sweep.py
 
 # numba's cache does not see edits to @njit helpers in other files (ARCHITECTURE.md): clear it after one
 clean-cache:
 	rm -rf .numba_cache
 
 clean:
-	rm -rf $(VENV) .numba_cache artifacts .pytest_cache .hypothesis
+	rm -rf $(VENV) .numba_cache artifacts .pytest_cache .hypothesis $(BOOK)
 
 # Generated documents shipped in the repository (tests/test_course.py checks they are up to date):
 # docs/bibliography.md from data/sources.toml, instructor/solutions.md from the exercise checker.

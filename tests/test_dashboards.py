@@ -63,7 +63,9 @@ def test_roofline_dashboard_survives_invalid_setting_and_recovers():
     d.set(chips=())
     assert d.last_error and "pick at least one chip" in d.last_error
     assert "pick at least one chip" in d.message.value
-    assert d.chart.value == before  # the previous chart stays
+    # no stale chart: an explicit placeholder, the control says so, and the nearest setting is offered
+    assert dsh.NO_RESULT in d.chart.value and d.last_view is None and d.summary.value == ""
+    assert "no result" in d.notes["chips"].value and d.suggestion == {"chips": roofline_spec().defaults()["chips"]}
     d.set(chips=("h100",))
     assert d.last_error is None and d.message.value == ""
     assert "<svg" in d.chart.value and d.chart.value != before  # one chip instead of four
@@ -83,7 +85,8 @@ def test_roofline_dashboard_precision_none_publish():
     d = Dashboard(roofline_spec(), renderer="svg", chips=("tpu-v4",))
     before = d.chart.value
     d.set(precision="fp4")  # TPU v4 publishes no FP4 peak
-    assert "fp4" in d.last_error and d.chart.value == before
+    assert "fp4" in d.last_error and d.chart.value != before and dsh.NO_RESULT in d.chart.value
+    assert d.suggestion and d.suggestion.get("precision") != "fp4"
     d.set(precision="bf16")
     assert d.last_error is None
 
@@ -95,7 +98,7 @@ def test_browser_renderer_survives_invalid_setting_and_follows_batch():
     assert d.last_error is None and isinstance(first, dict) and "datasets" in first
     d.set(chips=())
     assert "pick at least one chip" in d.last_error and "pick at least one chip" in d.message.value
-    assert d.chart_spec == first  # the previous chart stays
+    assert d.chart_spec is None and dsh.NO_RESULT in str(d.chart.spec)  # a placeholder, never the old chart
     d.set(chips=("h100",))
     assert d.last_error is None and d.message.value == ""
     d.set(batch=1024)
@@ -301,3 +304,45 @@ def test_training_dashboard_names_goodput_and_the_error_band():
     assert training.error_band().words() in text
     text = spec.view(**dict(values, goodput=0.5)).summary
     assert "50 % goodput" in text and f"{ideal_days / 0.5:,.1f} days" in text
+
+
+# -- legibility: whole labels, readable tables ---------------------------------------------------------
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_labels_fit_and_tables_are_readable(spec):
+    import re
+
+    d = Dashboard(spec, renderer="browser")
+    for k, c in spec.controls.items():
+        if not isinstance(c, dsh.Toggle):  # about 7 px a character at the widgets' font size
+            assert int(d.controls[k].style.description_width.rstrip("px")) >= 7 * len(c.label), c.label
+    if d.last_view is not None and d.last_view.table is not None:
+        head = re.findall(r"<th>(.*?)</th>", d.table.value)
+        assert head and not [h for h in head if re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)+", h)], head
+        cells = re.findall(r"<td>(.*?)</td>", d.table.value)
+        assert not [c for c in cells if re.fullmatch(r"-?[\d.]+e[+-]\d+", c)], cells
+
+
+def test_table_numbers_in_units_not_e_notation():
+    from accelbook.ui.tables import readable
+
+    df = pd.DataFrame({"peak_tflop_s": [989.4], "step_time_s": [2.5e-4], "usd_per_month": [123456.7],
+                       "mfu": [0.456], "error": [-0.1], "tokens_per_s_per_chip": [1.5e5]})
+    r = readable(df)
+    assert list(r.columns) == ["peak (TFLOP/s)", "step time", "USD per month", "MFU", "error", "tokens/s per chip"]
+    assert list(r.iloc[0]) == ["989.4", "250 µs", "123,457", "45.6%", "-10.0%", "150,000"]
+
+
+def test_tornado_axis_and_inputs_in_words():
+    from accelbook.ui.dashboards import tco_spec
+
+    v = tco_spec().render()
+    spec = v.chart.to_dict()
+    assert "USD per million tokens" in str(spec) and "'title': 'result'" not in str(spec)
+    assert "purchase price" in set(v.table["input"]) and "purchase_usd" not in set(v.table["input"])
+
+
+def test_moe_summary_counts_nodes_as_the_control_does():
+    from accelbook.ui.dashboards import moe_routing_spec
+
+    text = moe_routing_spec().render(n_chips=512, n_experts=512).summary
+    assert "of 64 nodes of 8 chips" in text

@@ -126,3 +126,32 @@ def _renamenamed_data(node: Any, rename: dict[str, str]) -> Any:
     return node
 
 
+
+
+#: a slide's pixels (16:9 at full HD): :func:`save_for_slides` fits a chart inside them
+SLIDE_PX = (1920, 1080)
+
+
+def save_for_slides(chart, stem, width_px: int = SLIDE_PX[0], height_px: int = SLIDE_PX[1]) -> tuple[Path, Path]:
+    """Save ``chart`` (a :class:`Figure` or an Altair chart) as ``<stem>.svg`` and ``<stem>.png``, offline.
+
+    The PNG is scaled to fill ``width_px`` × ``height_px`` (a full-HD slide by default) without
+    distortion: scale = min(width_px / w, height_px / h) of the chart's own size, at least 1.
+    The SVG is the same drawing, resolution-free. Returns (svg path, png path).
+    """
+    import re
+
+    import vl_convert as vlc
+
+    spec = chart.to_dict()
+    svg = vlc.vegalite_to_svg(spec, vl_version=vl_version())
+    m = re.search(r'<svg[^>]*\bwidth="([\d.]+)"[^>]*\bheight="([\d.]+)"', svg)
+    w, h = (float(m.group(1)), float(m.group(2))) if m else (float(WIDTH), float(HEIGHT))
+    scale = max(1.0, min(width_px / w, height_px / h))
+    stem = Path(stem)
+    if stem.suffix in (".svg", ".png"):
+        stem = stem.with_suffix("")
+    svg_path, png_path = stem.with_name(stem.name + ".svg"), stem.with_name(stem.name + ".png")
+    svg_path.write_text(svg, encoding="utf-8")
+    png_path.write_bytes(vlc.vegalite_to_png(spec, vl_version=vl_version(), scale=scale))
+    return svg_path, png_path

@@ -36,11 +36,11 @@ def training_cost_chart(df: pd.DataFrame) -> Figure:
 
 
 # -- token economics (notebook 08) --------------------------------------------------------------------
-@functools.lru_cache(maxsize=1)
-def _template_tornado() -> dict:
+@functools.lru_cache(maxsize=8)
+def _template_tornado(x_title: str) -> dict:
     base = alt.Chart(named_data("bars"))
     bar = base.mark_bar().encode(
-        y=alt.Y("input:N", sort=None, title=None), x=alt.X("lo:Q", title="result"), x2="hi:Q",
+        y=alt.Y("input:N", sort=None, title=None), x=alt.X("lo:Q", title=x_title), x2="hi:Q",
         color=alt.value("#9ecae1"),
         tooltip=["input:N", alt.Tooltip("low:Q", format=",.3g", title="input low"),
                  alt.Tooltip("high:Q", format=",.3g", title="input high"),
@@ -49,10 +49,13 @@ def _template_tornado() -> dict:
     return alt.layer(bar, rule).properties(width=WIDTH - 80, height=alt.Step(24)).to_dict()
 
 
-def tornado_chart(df: pd.DataFrame, title: str = "") -> Figure:
-    """A tornado chart: for each input, the result's range as the input goes from low to high."""
+def tornado_chart(df: pd.DataFrame, title: str = "", x_title: str = "result") -> Figure:
+    """A tornado chart: for each input, the result's range as the input goes from low to high.
+
+    ``x_title`` names the result with its unit (the x axis); ``df["input"]`` is shown as given, so
+    pass the inputs' names in words."""
     d = df.assign(lo=df[["output_low", "output_high"]].min(axis=1), hi=df[["output_low", "output_high"]].max(axis=1))
-    return Figure.from_template(_template_tornado(), title=title,
+    return Figure.from_template(_template_tornado(x_title), title=title,
                                 bars=d[["input", "low", "high", "output_low", "output_high", "lo", "hi"]],
                                 base=pd.DataFrame({"x": [float(df["base_output"].iloc[0])]}))
 

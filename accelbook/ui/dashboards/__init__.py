@@ -16,6 +16,8 @@ times every spec of :data:`ALL_SPECS`.
 - :mod:`.nb07_inference_asics`: ``frontier_spec``;
 - :mod:`.nb08_token_economics_and_hybrid`: ``tco_spec``, ``migration_spec``, ``fleet_spec``;
 - :mod:`.nb09_design_your_chip`: ``design_spec``;
+- :mod:`.nb10_number_formats`: ``precision_spec``;
+- :mod:`.nb11_design_spaces_at_scale`: ``slo_spec``;
 - :mod:`.common`: the option lists and helpers they share.
 
 To add a dashboard: a view and a spec in its notebook's module, and the spec in that module's ``SPECS``.
@@ -35,6 +37,7 @@ from . import (
     nb08_token_economics_and_hybrid,
     nb09_design_your_chip,
     nb10_number_formats,
+    nb11_design_spaces_at_scale,
 )
 from .common import chip_options, concat_found, existing, markdown_table, model_options, require_some
 from .nb00_start_here import catalogue_spec, catalogue_view
@@ -86,7 +89,8 @@ from .nb09_design_your_chip import design_spec, design_view
 #: the dashboards' modules, in the notebooks' order
 NOTEBOOK_MODULES = (nb00_start_here, nb01_gpu_vs_tpu, nb02_inside_the_chip, nb03_interconnects, nb04_distributed_training,
                     nb05_moe_all_to_all, nb06_inference_prefill_decode, nb07_inference_asics,
-                    nb08_token_economics_and_hybrid, nb09_design_your_chip, nb10_number_formats)
+                    nb08_token_economics_and_hybrid, nb09_design_your_chip, nb10_number_formats,
+                    nb11_design_spaces_at_scale)
 #: every dashboard's ``*_spec``, in the notebooks' order (the benchmark and the tests walk this)
 ALL_SPECS = tuple(spec for module in NOTEBOOK_MODULES for spec in module.SPECS)
 

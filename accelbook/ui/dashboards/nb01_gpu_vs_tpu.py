@@ -108,7 +108,7 @@ def training_cost_spec() -> DashboardSpec:
             "mfu": Slider("MFU", 0.05, 0.80, 0.01, 0.40, help="model FLOPs utilisation"),
             "price_scale": Slider("price × list", 0.25, 2.0, 0.05, 1.0, help="discount or premium on list price"),
             "seq_len": LogSlider("sequence length", 10, 15, 4096),
-            "goodput": Slider("goodput (share of time training)", 0.5, 1.0, 0.01, training.published_goodput().fraction,
+            "goodput": Slider("goodput", 0.5, 1.0, 0.01, training.published_goodput().fraction,
                               help="failures, restarts and checkpoints take the rest; default: "
                                    + training.goodput_words()),
         },

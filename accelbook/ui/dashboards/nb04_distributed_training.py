@@ -138,15 +138,17 @@ def training_spec() -> DashboardSpec:
             "pp": LogSlider("pipeline stages", 0, 6, 4),
             "cp": LogSlider("context parallel", 0, 5, 1),
             "vp": LogSlider("interleaved chunks", 0, 3, 1),
-            "microbatch": LogSlider("microbatch (sequences)", 0, 3, 1),
+            "microbatch": LogSlider("microbatch (seqs)", 0, 3, 1, help="sequences per microbatch"),
             "zero_stage": Choice("ZeRO stage", (0, 1, 2, 3), 1),
             "recompute": Choice("recompute", training.RECOMPUTE, "selective"),
             "precision": Choice("precision", training.PRECISIONS, "bf16"),
-            "tp_overlap": Slider("TP comm hidden (share)", 0.0, 1.0, 0.1, 0.0),
+            "tp_overlap": Slider("TP comm hidden", 0.0, 1.0, 0.1, 0.0,
+                                 help="share of the tensor-parallel communication hidden behind compute"),
             "train_tokens_t": Slider("tokens to train (T)", 0.5, 30.0, 0.5, 15.0),
-            "goodput": Slider("goodput (share of time training)", 0.5, 1.0, 0.01,
+            "goodput": Slider("goodput", 0.5, 1.0, 0.01,
                               training.published_goodput().fraction,
-                              help="failures, restarts and checkpoints take the rest; default: "
+                              help="share of the time spent training: failures, restarts and checkpoints take the "
+                                   "rest; default: "
                                    + training.goodput_words()),
         },
         view=training_view,
@@ -226,8 +228,9 @@ def scaling_view(model, systems, seqs_per_chip, seq_len, max_chips, bw_scale=1.0
     above = last[last["efficiency"] > 1.0]
     if not above.empty:
         summary += ("\n\nAbove 100 %: " + "; ".join(f"**{r.system}**, {r.efficiency_note}" for r in above.itertuples())
-                    + ". The model hides the data-parallel collectives, which grow with the fleet, entirely behind "
-                      "compute; a real run exposes at least their last bucket, so treat these gains as an upper bound.")
+                    + ". Above 100 % the smallest fleet pays a cost that the largest does not (a torus slice with fewer "
+                      "axes has fewer links per chip; ZeRO-3 shards the optimizer step over more chips), with the "
+                      "same layout kept at every size; treat these gains as the model's upper bound, not a measurement.")
     return View(data[["system", "n_chips", "efficiency", "efficiency_note", "mfu", "comm_share"]], fig, summary,
                 table=data[["system", "n_chips", "tokens_per_s_per_chip", "mfu", "efficiency", "efficiency_note",
                             "comm_share", "layout"]])

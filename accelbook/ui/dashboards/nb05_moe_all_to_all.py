@@ -69,7 +69,8 @@ def moe_routing_view(n_experts, top_k, skew, capacity_factor, n_chips, placement
                f"(mean over batches {s['imbalance_mean']:.2f}); chip imbalance **{chip_imb:.2f}**, so the "
                f"expert layer runs at **{1 / chip_imb:.0%}** of balanced speed. Dropped: **{s['dropped_fraction']:.1%}** "
                f"of assignments. Each token goes to {traffic['copies_per_token']:.2f} chips on average "
-               f"({s['groups_per_token']:.2f} nodes of {groups}); a chip sends up to "
+               f"({s['groups_per_token']:.2f} of {groups} node{'s' if groups != 1 else ''} of {n_chips // groups} chips); "
+               f"a chip sends up to "
                f"{fmt_si(traffic['sent'].max() * scale, 'B')} per dispatch ({token_copy_bytes():,} bytes per copy)."
                + (f" Simulated a sample of {T:,} of the {T_full:,} tokens per batch." if scale > 1 else ""))
     table = pd.DataFrame({"batch": np.arange(r.n_batches), "imbalance": r.imbalance,
@@ -86,14 +87,16 @@ def moe_routing_spec() -> DashboardSpec:
             "n_experts": LogSlider("experts", 3, 9, 256),
             "top_k": Slider("top-k", 1, 16, 1, 8),
             "skew": Slider("popularity skew (Zipf)", 0.0, 2.0, 0.1, 0.0),
-            "capacity_factor": Slider("capacity factor (0 = none)", 0.0, 4.0, 0.25, 0.0),
+            "capacity_factor": Slider("capacity factor", 0.0, 4.0, 0.25, 0.0, help="0 = no capacity limit"),
             "n_chips": LogSlider("chips (expert parallel)", 0, 9, 64),
             "placement": Choice("placement", moe.PLACEMENTS, "contiguous"),
             "tokens_per_chip": LogSlider("tokens per chip", 0, 10, 64),
             "n_batches": Slider("batches", 1, 32, 1, 2),
             "bias_rate": Slider("bias balancing rate", 0.0, 0.2, 0.01, 0.0),
-            "node_limit": Choice("nodes per token (of 8)", ("none", "1", "2", "4"), "none"),
-            "drift": Slider("hot experts drift (per batch)", 0.0, 8.0, 0.5, 0.0),
+            "node_limit": Choice("max nodes per token", ("none", "1", "2", "4"), "none",
+                                 help="a node is 8 chips; none = no limit"),
+            "drift": Slider("hot-expert drift", 0.0, 8.0, 0.5, 0.0,
+                            help="how far the popular experts move per batch"),
         },
         view=moe_routing_view,
     )

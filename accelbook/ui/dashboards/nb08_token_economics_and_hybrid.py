@@ -17,6 +17,11 @@ from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, Vie
 
 from .common import markdown_table
 
+#: the tornado's inputs in words (``economics.tornado`` names them as ``own_cost_per_hour``'s arguments)
+TCO_INPUT_WORDS = {"purchase_usd": "purchase price", "lifetime_years": "lifetime", "utilisation": "utilisation",
+                   "electricity_usd_per_kwh": "electricity price", "pue": "PUE", "overhead_share": "overheads share",
+                   "cost_of_capital": "cost of capital"}
+
 
 def tco_view(chip, tokens_per_s, utilisation, purchase_k_usd, lifetime_years, electricity_usd_per_kwh, pue) -> View:
     c = get_chip(chip)
@@ -48,8 +53,13 @@ def tco_view(chip, tokens_per_s, utilisation, purchase_k_usd, lifetime_years, el
                      f"USD {rent / 3600 / tokens_per_s * 1e6:.2f} per million tokens.")
     lines.append("Purchase price, lifetime, PUE and electricity are estimates (data/tco.toml): the tornado shows "
                  "which of them the answer depends on.")
-    fig = charts.tornado_chart(tor, title=f"USD per million tokens, owned {c.name}: what moves it")
-    return View(tor[["input", "output_low", "output_high", "swing"]], fig, "\n\n".join(lines), table=tor)
+    tor = tor.assign(input=tor["input"].map(lambda k: TCO_INPUT_WORDS.get(k, k.replace("_", " "))))
+    fig = charts.tornado_chart(tor, title=f"USD per million tokens, owned {c.name}: what moves it",
+                               x_title="USD per million tokens (owned)")
+    table = tor[["input", "low", "high", "output_low", "output_high", "swing"]].rename(columns={
+        "low": "input low", "high": "input high", "output_low": "USD/M tokens at low",
+        "output_high": "USD/M tokens at high", "swing": "swing (USD/M tokens)"})
+    return View(tor[["input", "output_low", "output_high", "swing"]], fig, "\n\n".join(lines), table=table)
 
 
 @functools.lru_cache(maxsize=1)
@@ -60,7 +70,7 @@ def tco_spec() -> DashboardSpec:
             "chip": Choice("chip", [(get_chip(i).name, i) for i in economics.tco_inputs()["purchase_usd"]], "h100"),
             "tokens_per_s": LogSlider("tokens/s per chip", 6, 14, 1024),
             "utilisation": Slider("utilisation", 0.1, 1.0, 0.05, 0.7),
-            "purchase_k_usd": Slider("purchase price (k USD, per chip)", 5.0, 100.0, 5.0, 35.0),
+            "purchase_k_usd": Slider("purchase (k USD/chip)", 5.0, 100.0, 5.0, 35.0),
             "lifetime_years": Slider("lifetime (years)", 1.0, 8.0, 0.5, 4.0),
             "electricity_usd_per_kwh": Slider("electricity (USD/kWh)", 0.02, 0.40, 0.01, 0.08),
             "pue": Slider("PUE", 1.0, 2.0, 0.05, 1.2),
@@ -94,10 +104,11 @@ def migration_spec() -> DashboardSpec:
         controls={
             "cost_old": Slider("USD per M tokens now", 0.1, 10.0, 0.1, 2.0),
             "cost_new": Slider("USD per M tokens after", 0.1, 10.0, 0.1, 1.2),
-            "volume_m": LogSlider("volume (M tokens/month)", 6, 20, 2**14),
+            "volume_m": LogSlider("M tokens per month", 6, 20, 2**14, help="volume served, million tokens per month"),
             "growth": Slider("growth per month (%)", -10.0, 30.0, 1.0, 5.0),
             "engineer_months": Slider("engineer-months to port", 1.0, 60.0, 1.0, 12.0),
-            "churn": Slider("model churn per month (%)", 0.0, 50.0, 1.0, 5.0),
+            "churn": Slider("model churn (%/month)", 0.0, 50.0, 1.0, 5.0,
+                            help="chance per month that the model changes and the port is redone"),
             "horizon": Slider("horizon (months)", 6, 60, 6, 36),
         },
         view=migration_view,
@@ -146,10 +157,10 @@ def fleet_spec() -> DashboardSpec:
     return DashboardSpec(
         name="fleet", description="Place five workloads on GPU, TPU and LPU pools at least cost (a linear programme).",
         controls={
-            "interactive_target": LogSlider("interactive target (tokens/s per user)", 4, 9, 64),
+            "interactive_target": LogSlider("interactive target (tok/s)", 4, 9, 64, help="the interactive workloads' target, tokens/s per user"),
             "demand_scale": Slider("demand ×", 0.25, 4.0, 0.25, 1.0),
             "tpu_price": Slider("TPU v5p USD/chip-hour", 1.0, 10.0, 0.2, _pool_price("TPU")),
-            "lpu_price": Slider("LP30 USD/chip-hour (estimate)", 0.5, 10.0, 0.5, _pool_price("LPU")),
+            "lpu_price": Slider("LP30 USD/chip-hour", 0.5, 10.0, 0.5, _pool_price("LPU"), help="an estimate"),
         },
         view=fleet_view,
     )

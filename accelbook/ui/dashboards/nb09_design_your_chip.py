@@ -72,7 +72,7 @@ def design_spec() -> DashboardSpec:
             "power_w": Slider("power budget (W)", 300.0, 1400.0, 50.0, 700.0),
             "decode_batch": LogSlider("decode batch", 0, 9, 64),
             "context_len": LogSlider("decode context", 10, 17, 8192),
-            "shards": LogSlider("training: chips sharing the model", 3, 8, 32),
+            "shards": LogSlider("training shards", 3, 8, 32, help="training: chips sharing the model"),
         },
         view=design_view,
     )
