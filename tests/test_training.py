@@ -18,7 +18,7 @@ from naive_training import reference_search
 from accelbook import training as T
 from accelbook.chip.tiling import gpu_gemm, tpu_gemm
 from accelbook.specs.chips import get_chip
-from accelbook.specs.clusters import cluster_for
+from accelbook.specs.clusters import cluster_for, get_cluster
 from accelbook.specs.models import Model, get_model
 from accelbook.training.compute import gemm_shape_efficiency
 from accelbook.training.slots import chip_vector
@@ -934,3 +934,23 @@ def test_the_step_breakdown_sums_to_the_step_time(n, kw):
     e = T.estimate("llama-3.1-405b", "h100", n, 2048 * 8192, 8192, zero_stage=1, recompute="full", **kw)
     assert sum(e.time.values()) == pytest.approx(e.step_time_s, rel=1e-12)
     assert (e.time["t_stage_imbalance_s"] > 0) == (kw["pp"] > 1)
+
+
+def test_node_limited_routing_sends_each_token_to_at_most_m_remote_domains():
+    # DeepSeek-V3 report §2.1.2: a token's experts lie on at most M = 4 nodes; it crosses InfiniBand once per
+    # remote node. EP64 over 8 DGX H800 nodes (stride 1): the network carries min(8, 4)·7/8 = 3.5 token copies,
+    # against 8·56/64 = 7 without the limit.
+    m = get_model("deepseek-v3")
+    assert m.moe.node_limit == 4
+    free = dataclasses.replace(m, moe=dataclasses.replace(m.moe, node_limit=0))
+    kw = dict(tp=1, pp=16, ep=64, zero_stage=1, precision="fp8", cluster="dgx-h800", recompute="full")
+    lim = T.estimate(m, "h800", 2048, 15360 * 4096, 4096, **kw)
+    nol = T.estimate(free, "h800", 2048, 15360 * 4096, 4096, **kw)
+    cl = get_cluster("dgx-h800")
+    T_tok, d = 4096, 7168
+    t_out_lim = T_tok * 4 * d * 2 * 7 / 8 / (cl.network_bw_bytes_per_s * cl.network_efficiency)
+    t_out_nol = T_tok * 8 * d * 2 * 56 / 64 / (cl.network_bw_bytes_per_s * cl.network_efficiency)
+    assert t_out_nol / t_out_lim == pytest.approx(2.0)
+    assert lim.time["t_ep_comm_s"] < nol.time["t_ep_comm_s"]
+    # network-bound here: the all-to-all time halves with the bytes (its latencies aside)
+    assert lim.time["t_ep_comm_s"] / nol.time["t_ep_comm_s"] == pytest.approx(0.5, abs=0.05)

@@ -51,7 +51,7 @@ _OPTIONAL = {"aliases", "year", "n_kv_heads", "head_dim", "tied_embeddings", "po
              "bias", "norm", "moe", "mla", "published_params", "published_active_params", "notes"}
 #: router balancing methods with a measured load imbalance (data/moe_balance.toml)
 BALANCING = ("aux_loss", "aux_loss_free", "forced")
-_MOE_KEYS = {"n_experts", "top_k", "d_ff_expert", "n_shared_experts", "n_dense_layers", "balancing"}
+_MOE_KEYS = {"n_experts", "top_k", "d_ff_expert", "n_shared_experts", "n_dense_layers", "balancing", "node_limit"}
 _MLA_KEYS = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}
 
 
@@ -64,6 +64,8 @@ class MoE:
     n_dense_layers: int = 0  # the first layers use a dense FFN of size d_ff (DeepSeek-V3: 3)
     #: how the router is balanced, an entry of data/moe_balance.toml ("aux_loss", "aux_loss_free"); None: not published
     balancing: str | None = None
+    #: the most nodes one token's routed experts may span (DeepSeek-V3: 4); 0: no limit
+    node_limit: int = 0
 
 
 @dataclass(frozen=True)

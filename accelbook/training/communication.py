@@ -48,6 +48,7 @@ from .slots import (
     M_D,
     M_DH,
     M_FMOE,
+    M_NODES,
     M_TOPK,
 )
 
@@ -138,11 +139,22 @@ def context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a, rec, allgather):
 @njit(cache=True, inline="always")
 def expert_all_to_all_time(mv, c, T, tp, cp, ep):
     """Expert-parallel time (s) of one layer: ``f·4`` all-to-alls of the routed tokens
-    (``T·top_k·d·2/tp`` bytes) over ep ranks at stride tp·cp, on the MoE share ``f`` of layers."""
+    (``S = T·top_k·d·2/tp`` bytes) over ep ranks at stride tp·cp, on the MoE share ``f`` of layers.
+
+    With node-limited routing (``M_NODES`` = M > 0, DeepSeek-V3: 4) a token's experts lie on at most
+    M of the ``g_out`` domains the group spans, and it crosses the network once per remote domain
+    (forwarded to its experts inside the domain, as DeepSeek-V3 dispatches): the network carries
+    ``T·min(top_k, M)·d·2/tp·(g_out-1)/g_out`` bytes instead of ``S·(g - g_in)/g``."""
     f = mv[M_FMOE]
     if ep <= 1 or f <= 0:
         return 0.0
-    return f * 4.0 * collective_time(ALL_TO_ALL, T * mv[M_TOPK] * mv[M_D] * 2.0 / tp, ep, tp * cp, c)
+    S = T * mv[M_TOPK] * mv[M_D] * 2.0 / tp
+    gi, go = domain_split(ep, tp * cp, c)
+    if mv[M_NODES] <= 0 or go <= 1:
+        return f * 4.0 * collective_time(ALL_TO_ALL, S, ep, tp * cp, c)
+    t_in = S * (gi - 1) / ep / ring_bandwidth(gi, c)
+    t_out = T * min(mv[M_TOPK], mv[M_NODES]) * mv[M_D] * 2.0 / tp * (go - 1) / go / c[C_NETBW]
+    return f * 4.0 * (max(t_in, t_out) + (gi - 1) * c[C_DOMLAT] + (go - 1) * c[C_NETLAT])
 
 
 @njit(cache=True, inline="always")

@@ -48,9 +48,10 @@ SCHEDULES = ("1f1b", "zb-h1", "dualpipe")
 # in-projections; M_PLAYER_NE, M_PLAYER_E non-expert and expert parameters per layer; M_PEMB embedding
 # parameters; M_PHEAD LM head + final norm; M_FLOP_CAUSAL, M_FLOP_FULL training FLOPs per token
 # (causal or full attention, ``Model.flops_per_token``); M_IMB the router's measured load imbalance, the
-# busiest expert's load over the mean (1 for a dense model; ``data/moe_balance.toml``).
+# busiest expert's load over the mean (1 for a dense model; ``data/moe_balance.toml``); M_NODES the most
+# nodes (fast domains) one token's routed experts may span, 0 for no limit (DeepSeek-V3: 4).
 (M_L, M_D, M_H, M_KV, M_DH, M_DFF, M_V, M_NM, M_E, M_TOPK, M_DFFE, M_NSH, M_FMOE, M_DQK, M_DV,
- M_WIN, M_PLAYER_NE, M_PLAYER_E, M_PEMB, M_PHEAD, M_FLOP_CAUSAL, M_FLOP_FULL, M_IMB, M_NVEC) = range(24)
+ M_WIN, M_PLAYER_NE, M_PLAYER_E, M_PEMB, M_PHEAD, M_FLOP_CAUSAL, M_FLOP_FULL, M_IMB, M_NODES, M_NVEC) = range(25)
 
 # -- the chip vector ----------------------------------------------------------------------------------------
 # C_PEAK dense peak at the training precision, C_PEAK_ATT bf16 peak (attention, LM head) in FLOP/s;
@@ -154,6 +155,7 @@ def model_vector(m: Model, seq_len: int) -> np.ndarray:
     if m.moe is not None:
         mo = m.moe
         v[M_E], v[M_TOPK], v[M_DFFE], v[M_NSH] = mo.n_experts, mo.top_k, mo.d_ff_expert, mo.n_shared_experts
+        v[M_NODES] = mo.node_limit
         f = m.n_moe_layers / L
         v[M_FMOE] = f
         ffn_e = m.ffn_matrices(mo.d_ff_expert)
