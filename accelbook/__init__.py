@@ -7,6 +7,8 @@ Start here::
     ab.get_chip("h100")        # forgiving look-up: "H100 SXM", "tpu-v5p", "Trillium"
     ab.models()                # LLM architectures with derived parameter counts
     ab.get_model("llama-3.1-70b")
+    ab.from_hf_config("config.json")   # a Model from a Hugging Face config, read from disk
+    ab.register(my_model)      # a user's Model or Chip (or TOML file), then found by id everywhere
 
 Sub-packages, one layer each (ARCHITECTURE.md walks one number through them):
 
@@ -27,12 +29,15 @@ and ``accelbook.show`` are the modules and function of those sub-packages.
 import importlib
 
 from .specs.chips import Chip, chips, disagreements, get_chip, load_chips, provenance_table
+from .specs.hf_config import from_hf_config
 from .specs.loader import CatalogueError, UnknownNameError
 from .specs.models import Model, get_model, load_models, models
+from .specs.registry import clear_registered, register, unregister
 
 __all__ = [
     "CatalogueError", "UnknownNameError", "Chip", "Model", "chips", "get_chip", "load_chips",
     "provenance_table", "disagreements", "models", "get_model", "load_models",
+    "from_hf_config", "register", "unregister", "clear_registered",
 ]
 __version__ = "0.1.0"
 

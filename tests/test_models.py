@@ -18,6 +18,11 @@ import accelbook as ab
     ("megatron-1t", 1008.1e9, 0.01),     # Narayanan et al. 2021, Table 1 (1T row)
     ("mixtral-8x7b", 46.7e9, 0.01),      # Mistral AI, "Mixtral of experts" blog: 46.7B total
     ("deepseek-v3", 671e9, 0.01),        # DeepSeek-V3 technical report: 671B total (excl. 14B MTP module)
+    ("mixtral-8x22b", 141e9, 0.005),     # Mistral AI, "Cheaper, Better, Faster, Stronger": 141B total
+    ("qwen3-8b", 8.2e9, 0.005),          # Qwen3-8B model card: 8.2B
+    ("qwen3-32b", 32.8e9, 0.005),        # Qwen3-32B model card: 32.8B
+    ("qwen3-30b-a3b", 30.5e9, 0.005),    # Qwen3-30B-A3B model card: 30.5B total
+    ("dbrx", 132e9, 0.005),              # Databricks, "Introducing DBRX": 132B total
 ])
 def test_total_params_match_published(mid, published, rel):
     assert ab.get_model(mid).params == pytest.approx(published, rel=rel)
@@ -26,6 +31,9 @@ def test_total_params_match_published(mid, published, rel):
 @pytest.mark.parametrize("mid, published, rel", [
     ("mixtral-8x7b", 12.9e9, 0.01),   # Mistral AI: 12.9B active per token
     ("deepseek-v3", 37e9, 0.02),      # DeepSeek-V3 report: 37B activated (a rounded figure)
+    ("mixtral-8x22b", 39e9, 0.005),   # Mistral AI: 39B active
+    ("qwen3-30b-a3b", 3.3e9, 0.02),   # Qwen3-30B-A3B model card: 3.3B activated (two digits)
+    ("dbrx", 36e9, 0.02),             # Databricks: 36B active (two digits)
 ])
 def test_active_params_match_published(mid, published, rel):
     assert ab.get_model(mid).active_params == pytest.approx(published, rel=rel)

@@ -3,6 +3,8 @@
 - :mod:`.loader`: reads every ``data/*.toml`` file, checks keys, converts units, keeps sources;
 - :mod:`.chips`: accelerators (:class:`~.chips.Chip`), the memory reserve;
 - :mod:`.models`: LLM architectures (:class:`~.models.Model`), parameter and FLOP counts;
+- :mod:`.hf_config`: a Model from a Hugging Face ``config.json`` (``from_hf_config``);
+- :mod:`.registry`: a user's models and chips, registered to be found by id everywhere;
 - :mod:`.fabrics`: link fabrics and NCCL's protocol costs;
 - :mod:`.clusters`: training clusters (a chip in a two-level network);
 - :mod:`.efficiency`: measured GEMM and attention efficiency per chip.

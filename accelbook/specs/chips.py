@@ -37,6 +37,7 @@ from .loader import (
     split_unit,
     user_sources,
 )
+from .registry import generation, registered
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4")
 KINDS = ("gpu", "tpu", "asic", "wafer")
@@ -292,13 +293,15 @@ def _builtin() -> tuple[Chip, ...]:
 
 
 @functools.lru_cache(maxsize=32)
-def _catalogue(extra: tuple[tuple[str, int], ...]) -> Catalogue:
-    return Catalogue.merge("chip", _builtin(), *((p, load_chips(p)) for p, _ in extra))
+def _catalogue(extra: tuple[tuple[str, int], ...], generation: int) -> Catalogue:
+    # registered entries (accelbook.specs.registry) first, then the files; ``generation`` keys the cache
+    user = [(p, load_chips(p)) for p, _ in extra]
+    return Catalogue.merge("chip", _builtin(), ("register()", registered("chip")), *user)
 
 
 def all_chips(*extra_files: str | Path) -> tuple[Chip, ...]:
     """Every chip of the catalogue (plus those in ``extra_files``) as :class:`Chip` objects."""
-    return _catalogue(file_keys(extra_files)).items
+    return _catalogue(file_keys(extra_files), generation()).items
 
 
 def get_chip(name: str, *extra_files: str | Path) -> Chip:
@@ -311,7 +314,7 @@ def get_chip(name: str, *extra_files: str | Path) -> Chip:
     UnknownNameError
         (a KeyError and ValueError) listing the closest names.
     """
-    return _catalogue(file_keys(extra_files)).get(name)
+    return _catalogue(file_keys(extra_files), generation()).get(name)
 
 
 def base_id(chip: Chip) -> str:

@@ -40,6 +40,7 @@ from .loader import (
     read_table_file,
     user_sources,
 )
+from .registry import generation, registered
 
 BYTES_PER_ELEMENT: Mapping[str, float] = MappingProxyType(
     {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp6": 0.75, "fp4": 0.5}
@@ -355,18 +356,20 @@ def _builtin() -> tuple[Model, ...]:
 
 
 @functools.lru_cache(maxsize=32)
-def _catalogue(extra: tuple[tuple[str, int], ...]) -> Catalogue:
-    return Catalogue.merge("model", _builtin(), *((p, load_models(p)) for p, _ in extra))
+def _catalogue(extra: tuple[tuple[str, int], ...], generation: int) -> Catalogue:
+    # registered entries (accelbook.specs.registry) first, then the files; ``generation`` keys the cache
+    user = [(p, load_models(p)) for p, _ in extra]
+    return Catalogue.merge("model", _builtin(), ("register()", registered("model")), *user)
 
 
 def all_models(*extra_files: str | Path) -> tuple[Model, ...]:
     """Every model of the catalogue (plus those in ``extra_files``)."""
-    return _catalogue(file_keys(extra_files)).items
+    return _catalogue(file_keys(extra_files), generation()).items
 
 
 def get_model(name: str, *extra_files: str | Path) -> Model:
     """Find a model by id, name or alias (``"llama-3.1-70b"``, ``"Llama 3.1 70B"``, ``"gpt3"``)."""
-    return _catalogue(file_keys(extra_files)).get(name)
+    return _catalogue(file_keys(extra_files), generation()).get(name)
 
 
 def models(*extra_files: str | Path, seq_len: int = 4096) -> pd.DataFrame:
