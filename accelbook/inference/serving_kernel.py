@@ -11,6 +11,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from .step import iteration_time
+
 # -- shared by both kernels -------------------------------------------------------------------------------------------
 COLOCATED, PREFILL_ONLY, DECODE_ONLY = 0, 1, 2
 ITERATION_COLUMNS = ("start_s", "dt_s", "resident", "decoding", "prefill_tokens", "kv_blocks")
@@ -168,8 +170,7 @@ def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, 
                 n_done += 1
             j += 1
         # 3. decode: the step's time
-        ntok = float(ndec + p)
-        dt = fixed + max(wread, ntok * ptok) + ntok * comm + float(ctx) * dctx + float(p) * pattn
+        dt = iteration_time(ndec, p, ctx, fixed, wread, ptok, comm, dctx, pattn)
         t0 = t
         t = t0 + dt
         if n_it == it_t.shape[0]:

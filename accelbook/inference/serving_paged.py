@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from .serving_kernel import InstanceRun, grow_f, grow_i
+from .step import iteration_time
 
 
 @njit(cache=True)
@@ -167,8 +168,7 @@ def paged_instance(queue, ready, prompt, out, pid, shared, n_prefixes, fixed, wr
             if pleft[r] == 0:
                 n_done += 1
             j += 1
-        ntok = float(ndc + p)
-        dt = fixed + max(wread, ntok * ptok) + ntok * comm + float(ctx) * dctx + float(p) * pattn
+        dt = iteration_time(ndc, p, ctx, fixed, wread, ptok, comm, dctx, pattn)
         t0 = t
         t = t0 + dt
         if n_it == it_t.shape[0]:

@@ -18,12 +18,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from numba import njit
+
 from accelbook.checks import real, whole
 
 from .estimate import estimate
 
 _TIMES = ("fixed_s", "weight_read_s", "per_token_s", "comm_per_token_s", "decode_per_ctx_token_s",
           "prefill_attn_per_token_s")
+
+
+@njit(cache=True, inline="always")
+def iteration_time(n_dec, prefill, ctx, fixed, wread, ptok, comm, dctx, pattn):
+    """One iteration's time (s) for ``n_dec`` decoders, ``prefill`` prompt tokens and ``ctx`` tokens of KV
+    cache read: ``fixed + max(wread, n·ptok) + n·comm + ctx·dctx + prefill·pattn`` with ``n = n_dec + prefill``
+    (the weights are read once; the matmuls overlap the read). The serving kernels and
+    :meth:`StepCost.iteration_s` all call this one function."""
+    n = float(n_dec + prefill)
+    return fixed + max(wread, n * ptok) + n * comm + float(ctx) * dctx + float(prefill) * pattn
 
 
 @dataclass(frozen=True)
@@ -49,10 +61,9 @@ class StepCost:
                              "(an iteration takes time)")
 
     def iteration_s(self, n_dec: int = 0, ctx_tokens: int = 0, prefill_tokens: int = 0) -> float:
-        """Duration of one iteration (module docstring), evaluated left to right as the simulator does."""
-        n = n_dec + prefill_tokens
-        return (self.fixed_s + max(self.weight_read_s, n * self.per_token_s) + n * self.comm_per_token_s
-                + ctx_tokens * self.decode_per_ctx_token_s + prefill_tokens * self.prefill_attn_per_token_s)
+        """Duration of one iteration (module docstring): :func:`iteration_time`, the simulators' own formula."""
+        return iteration_time(n_dec, prefill_tokens, ctx_tokens, self.fixed_s, self.weight_read_s, self.per_token_s,
+                              self.comm_per_token_s, self.decode_per_ctx_token_s, self.prefill_attn_per_token_s)
 
     def decode_bound_tok_s(self) -> float:
         """Most decode tokens per second one instance can make: a full batch, no context, no prefill."""
