@@ -9,14 +9,19 @@ Each check takes the argument's *name* first, so the error names it::
 Booleans are refused where a number is expected (``True`` is an ``int`` to Python, never a chip
 count to a user). NumPy integers and floats are accepted like Python's.
 
+:func:`at_most` caps a size at a documented limit, far past any real system, that keeps products
+of the arguments exact and finite (``n_chips must be at most 16,777,216 (accelbook.inference.estimate.MAX_CHIPS)``).
+
 Three more kinds of check sit at a function's edges: :func:`instance` (an object of the right type,
 or a catalogue name resolved to one), :func:`within_budget` (work or memory estimated before a loop
 or an allocation, refused past a documented limit) and :func:`output` (a result checked on the way
-out: no NaN, no infinity, no negative time or memory).
+out: no NaN, no infinity, no negative time or memory), with :func:`output_fields` for a whole result
+(a dataclass or dict: every number in it, utilisations and probabilities at most 1).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from typing import Any, Callable, Iterable
@@ -24,7 +29,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 __all__ = ["whole", "real", "positive", "fraction", "one_of", "positive_array", "instance", "within_budget",
-           "output"]
+           "output", "output_fields", "at_most"]
 
 
 def whole(name: str, v: Any, lo: int = 1) -> int:
@@ -32,6 +37,14 @@ def whole(name: str, v: Any, lo: int = 1) -> int:
     if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
         raise ValueError(f"{name} must be a whole number >= {lo}, got {v!r}")
     return int(v)
+
+
+def at_most(name: str, v: Any, hi: float, where: str) -> Any:
+    """``v`` if ``v <= hi``; else a ``ValueError`` naming ``name``, the limit and ``where`` it is set
+    (a bound far past any real system, so that products of the arguments stay exact floats)."""
+    if not v <= hi:
+        raise ValueError(f"{name} must be at most {hi:,} ({where}), got {v:,}")
+    return v
 
 
 def real(name: str, v: Any, lo: float = 0.0, hi: float = math.inf, lo_open: bool = False,
@@ -122,3 +135,52 @@ def output(what: str, v: Any, lo: float = 0.0, hi: float = math.inf) -> Any:
         raise ValueError(f"{what} came out as {', '.join(f'{x:g}' for x in bad)}, outside [{lo:g}, {hi:g}]: "
                          "the inputs are outside what the model can represent")
     return v
+
+
+def _numbers(prefix: str, v: Any):
+    """(name, value) of every number inside ``v``: a number, a dataclass's fields, a dict's values, a
+    tuple's items or an array, descending; text, booleans and ``None`` (a quantity not known) are skipped."""
+    if v is None or isinstance(v, (bool, str, bytes, np.bool_)):
+        return
+    if isinstance(v, numbers.Real):
+        yield prefix, float(v)
+    elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+        for f in dataclasses.fields(v):
+            yield from _numbers(f"{prefix}.{f.name}" if prefix else f.name, getattr(v, f.name))
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            yield from _numbers(f"{prefix}[{k!r}]" if prefix else str(k), x)
+    elif isinstance(v, (tuple, list)):
+        for i, x in enumerate(v):
+            yield from _numbers(f"{prefix}[{i}]", x)
+    elif isinstance(v, np.ndarray) and v.dtype.kind in "iuf" and v.size:
+        a = v.astype(float, copy=False).ravel()
+        fin, inf, nan = a[np.isfinite(a)], a[np.isinf(a)], a[np.isnan(a)]
+        yield from ((prefix, float(x)) for x in (*inf[:1], *nan[:1], *((fin.min(), fin.max()) if fin.size else ())))
+    elif hasattr(v, "columns") and hasattr(v, "select_dtypes"):          # a pandas DataFrame: its number columns
+        for c in v.select_dtypes("number").columns:
+            yield from _numbers(f"{prefix}[{c!r}]", v[c].to_numpy(dtype=float))
+
+
+def output_fields(where: str, result: Any, fractions: Iterable[str] = (), signed: Iterable[str] = (),
+                  missing_ok: bool = False) -> Any:
+    """``result`` (a dataclass, a dict, a number) if every number in it is finite and ``>= 0``, and those
+    whose last name is in ``fractions`` (utilisations, probabilities, shares) also ``<= 1``; names in
+    ``signed`` may be negative (a difference, an error); with ``missing_ok`` a NaN is a missing value (a
+    table's row that says why it has none). Else a ``ValueError`` naming the function
+    ``where`` and the quantity: an impossible result never leaves a public function silently::
+
+        output_fields("inference.estimate", e, fractions={"memory_share"})
+        ValueError: inference.estimate returned tpot_s = nan, ...
+    """
+    fractions, signed = set(fractions), set(signed)
+    for name, x in _numbers("", result):
+        if missing_ok and math.isnan(x):
+            continue
+        leaf = name.rsplit(".", 1)[-1].split("[")[-1].strip("'\"]")
+        hi = 1.0 if leaf in fractions else math.inf
+        if not (math.isfinite(x) and (leaf in signed or x >= 0) and x <= hi):
+            allowed = "a finite number" + ("" if leaf in signed else f" in [0, {hi:g}]")
+            raise ValueError(f"{where} returned {name or 'its result'} = {x:g}, not {allowed}: the inputs are "
+                             "outside what the model can represent (or a model bug; please report it)")
+    return result

@@ -3,7 +3,8 @@
 For every dashboard of ``accelbook.ui.dashboards.ALL_SPECS`` this samples N random control settings
 (seeded) and times what a slider move costs before anything is drawn: the view function (the
 model and its tidy DataFrame) plus the Vega-Lite spec of the chart. It prints median and p95 per
-dashboard against the target (p95 < 50 ms on a 2-core machine), and, in the same run:
+dashboard against the target (p95 at most 16 ms, a frame at 60 Hz, on a 2-core machine), and, in the
+same run:
 
 - the SVG drawing time (vl-convert), which a user also waits for, reported separately;
 - a reference: the same updates with the chart templates rebuilt in Altair each time (what the
@@ -27,7 +28,7 @@ from accelbook.ui import charts
 from accelbook.ui.dashboard import time_views
 from accelbook.ui.dashboards import ALL_SPECS
 
-TARGET_P95_S = 0.050
+TARGET_P95_S = 0.016
 
 
 def _template_caches() -> list:
@@ -76,7 +77,7 @@ def main(argv=None) -> int:
         time_views(spec, n=1, seed=0)  # leave templates cached
         p95 = float(np.percentile(t, 95))
         worst = max(worst, p95)
-        ok = "ok" if p95 < TARGET_P95_S else "SLOW"
+        ok = "ok" if p95 <= TARGET_P95_S else "SLOW"
         print(f"{spec.name:<16}{np.median(t) * 1e3:>10.1f}{p95 * 1e3:>9.1f}{ok:>9}   "
               f"{np.median(svg) * 1e3:>14.1f}{np.median(ref) * 1e3:>15.1f}"
               f"{np.median(ref) / np.median(t[: args.ref_n]):>9.1f}x")

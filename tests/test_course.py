@@ -187,7 +187,7 @@ def test_licences_present_and_named():
 # Notebooks that carry the full scaffolding: every notebook of the course.
 SCAFFOLDED = ("00_start_here", "01_gpu_vs_tpu", "02_inside_the_chip", "03_interconnects", "04_distributed_training",
               "05_moe_all_to_all", "06_inference_prefill_decode", "07_inference_asics", "08_token_economics_and_hybrid",
-              "09_design_your_chip", "10_number_formats")
+              "09_design_your_chip", "10_number_formats", "11_design_spaces_at_scale", "12_capstone")
 
 # Acronyms a notebook must spell out where it first uses them (its headings aside): the acronym and the words
 # that must stand within a few words of that first use.

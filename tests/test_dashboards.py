@@ -244,7 +244,8 @@ def test_notebook_table_formats_errors_signed_and_shares_unsigned():
 # -- the layout: one module per notebook -----------------------------------------------------------
 def test_each_notebooks_dashboards_live_in_its_module():
     """Every ``show(x_spec())`` of notebook NN calls a spec of ``accelbook.ui.dashboards.nbNN_<name>``,
-    and ALL_SPECS is every module's SPECS in the notebooks' order."""
+    and ALL_SPECS is every module's SPECS in the notebooks' order. A notebook that shows no dashboard (the
+    capstone walkthrough, which calls the earlier notebooks' functions) has no module."""
     import importlib
     import json
     import re
@@ -255,9 +256,11 @@ def test_each_notebooks_dashboards_live_in_its_module():
     root = Path(__file__).resolve().parent.parent
     chained = []
     for nb in sorted((root / "notebooks").glob("*.ipynb")):
-        module = importlib.import_module(f"accelbook.ui.dashboards.nb{nb.stem}")
         code = "".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code")
         shown = set(re.findall(r"show\((\w+_spec)\(\)", code))
+        if not shown and nb.stem == "12_capstone":
+            continue
+        module = importlib.import_module(f"accelbook.ui.dashboards.nb{nb.stem}")
         assert shown and shown <= {f.__name__ for f in module.SPECS}, (nb.name, shown)
         chained += module.SPECS
     assert tuple(chained) == dashboards.ALL_SPECS

@@ -85,14 +85,18 @@ def test_rent_cost_is_price_over_utilisation(price, u, expected):
 
 def test_rent_or_own_rows_and_usd_per_million_tokens():
     # H100: rent 10.8 / 0.7 = 15.428571 USD/h; at 1,000 tokens/s that is 15.428571 / 3600 / 1000 * 1e6
-    # = 4.285714 USD per million tokens; own 2.470733 USD/h (by hand above) -> 0.686315 USD/M tokens
+    # = 4.285714 USD per million tokens. Own: power for the whole DGX H100 per GPU, 10.2 kW / 8 = 1,275 W
+    # (not the board's 700 W): 1275 * 0.75 * 1.2 * 0.08 / 1000 = 0.0918 USD/h on, 804.168 /yr; with capex and
+    # overheads as above, 10567.22816 + 804.168 + 4141.80704 = 15513.2032 /yr over 6132 h = 2.529877 USD/h
+    # -> 0.702744 USD/M tokens
     df = E.rent_or_own("h100", 1000.0, utilisation=0.7)
     assert list(df["option"]) == ["own", "rent"]
     own, rent = df.set_index("option").loc["own"], df.set_index("option").loc["rent"]
     assert rent["usd_per_hour"] == pytest.approx(15.428571, rel=1e-6)
     assert rent["usd_per_million_tokens"] == pytest.approx(4.285714, rel=1e-6)
-    assert own["usd_per_hour"] == pytest.approx(2.470733, rel=1e-6)
-    assert own["usd_per_million_tokens"] == pytest.approx(0.686315, rel=1e-5)
+    assert own["usd_per_hour"] == pytest.approx(2.529877, rel=1e-6)
+    assert own["power"] == pytest.approx(0.0918 / 0.7, rel=1e-9)
+    assert own["usd_per_million_tokens"] == pytest.approx(0.702744, rel=1e-5)
     assert own["capex"] + own["power"] + own["overheads"] == pytest.approx(own["usd_per_hour"])
     assert math.isnan(rent["capex"])
 

@@ -62,12 +62,13 @@ HAND = {
     "predict-moe-dropped-skew1": 45,
     "predict-boardfly-speedup": 1.4,
     "whatif-16-nodes": 6.523,
-    # notebook 08: every term is per wall-clock hour, so half the utilisation doubles 2.471 USD/h; payback read from
-    # the migration model (32 months); power 0.0504 / 0.7 = 0.072 of 2.471 USD/h = 2.91 %
-    "predict-own-h100-util35": 4.94,
+    # notebook 08: every term is per wall-clock hour, so half the utilisation doubles 2.530 USD/h (power for the
+    # whole DGX H100 per GPU, 1,275 W: 1275 x 0.75 x 1.2 x 0.08 / 1000 = 0.0918 USD/h on); payback read from the
+    # migration model (32 months); power 0.0918 / 0.7 = 0.131 of 2.530 USD/h = 5.18 %
+    "predict-own-h100-util35": 5.06,
     "predict-payback": 32,
     "predict-pretrain-pool": "tpu",
-    "whatif-electricity-2x": 2.91,
+    "whatif-electricity-2x": 5.18,
     # notebook 09: the decode optimum takes all 8 stacks; power-bound at 400 W; compromise 0.918 and 0.897 of the
     # best training throughput at 700 and 1,000 W; the training optimum decodes at 0.495 of the best
     "predict-decode-stacks": 8,
@@ -101,10 +102,10 @@ HAND = {
     "predict-h100-weak-scaling": 90.9,
     "mfu-full-vs-causal-70b": 7.17,
     "whatif-tp-overlap-08": 60.1,
-    # notebook 06: a batch takes B x TTFT + 256 x TPOT: 64 x 256 / (64 x 0.0543 + 256 x 0.00831) = 2,923 tokens/s
-    # against 256 / (0.0543 + 256 x 0.00699) = 138.7 on 8 chips: 21.1x; one H200: 69.5 GB / 4.15 TB/s = 16.8 ms
+    # notebook 06: a batch takes B x TTFT + 256 x TPOT: 64 x 256 / (64 x 0.0643 + 256 x 0.00863) = 2,590 tokens/s
+    # against 256 / (0.0643 + 256 x 0.00700) = 137.9 on 8 chips: 18.8x; one H200: 69.5 GB / 4.15 TB/s = 16.8 ms
     # (+ the KV read); 32K: 175 sequences (read from the model); MHA: 2 x 80 x 64 x 128 x 2 = 2,621,440 bytes
-    "predict-batch64-chip-gain": 21.06,
+    "predict-batch64-chip-gain": 18.78,
     "tpot-b1-one-h200": 16.83,
     "max-batch-32k": 175,
     "whatif-mha-kv-70b": 2621440,
@@ -114,6 +115,27 @@ HAND = {
     "lp30-chips-70b-fp8": 142,
     "cs3-wafers-405b": 19,
     "whatif-stream-5tbs": 6.19,
+    # notebook 11: 5 x 2 x 3 x 4 x 3 = 360; ceil(0.008 / (0.05 x 0.0005)) = 320 beats ceil(1e6 / (4 x 4096)) = 62;
+    # min(ceil(1e6 / 256) = 3,907, 60 / 0.03 = 2,000) beats ceil(0.02 / 0.0015) = 14; s = sqrt(5/3) = 1.291,
+    # 3.182 x 1.291 / 2 = 2.054; the TTFT objective read from the simulator (the dashboard's defaults: 98 %);
+    # 0.02 / (0.05 x 2e-5) = 20,000 beats 3,907
+    "sweep-frontier-configs": 360,
+    "sweep-b-min": 320,
+    "sweep-block-64": 2000,
+    "sweep-ci-half-width": 2.054,
+    "predict-slo-ttft-half": 98.0,
+    "whatif-cheap-model-tasks": 20000,
+    # notebook 12: 2 x 25e9 / (730 x 3600) / 256 = 74.32 req/s; 74.3 days on 2,048 H100 read from the model, x 1.14
+    # (its median error) = 84.5; at 4,096 chips both meet 90 days, v5p for USD 27.8 M against 46.0 M (read from the
+    # model); ceil(74.32 x 1.12 / 16) = 6 (16 req/s and +12 % read from the simulator and the validation table);
+    # (10.0 / 0.5) / 3.97 = 5.03 (the owned hour read from the TCO model); 1,581 tokens/s per chip at batch 128 read
+    # from the model
+    "cap-chat-peak-rate": 74.32,
+    "predict-cap-h100-days": 84.5,
+    "cap-cheapest-trainer": "tpu-v5p",
+    "cap-chat-replicas": 6,
+    "cap-rent-over-own": 5.03,
+    "whatif-cap-tbt-30ms": 1581,
 }
 
 
@@ -232,3 +254,15 @@ def test_weak_scaling_prediction_agrees_with_the_scaling_dashboard():
     view = scaling_spec().render(systems=("DGX H100 + InfiniBand",))
     row = view.data.set_index("n_chips").loc[8192]
     assert abs(EXERCISES["predict-h100-weak-scaling"].expected() - 100 * row["efficiency"]) < 1e-9
+
+
+def test_slo_prediction_agrees_with_the_serving_dashboard():
+    """The exercise names the serving dashboard's defaults; its answer (from accelbook.sweep) is the ratio of the
+    best goodputs that dashboard shows at a 0.5 s and a 1 s objective."""
+    from accelbook.ui.dashboards.nb11_design_spaces_at_scale import slo_spec
+
+    def best(view):
+        return view.data.loc[view.data["metric"] == "goodput_req_s", "mean"].max()
+
+    ratio = 100 * best(slo_spec().render(ttft_slo_s=0.5)) / best(slo_spec().render())
+    assert abs(EXERCISES["predict-slo-ttft-half"].expected() - ratio) < 1e-9

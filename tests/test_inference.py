@@ -127,6 +127,27 @@ def test_min_chips_by_hand():
 
 
 # -- 2. decode at batch 1 by hand; relations between fields ----------------------------------------
+# The elementwise kernels' bytes per token, over all layers (the training model's formula,
+# accelbook.training.compute.elementwise_bytes), by hand. Llama 3.1 70B (d 8192, 64 heads, 8 KV heads of 128,
+# FFN 28672 SwiGLU, 80 layers) on one chip in fp8, per layer: norms and residual adds 2·(2·2 + 2·3)·d = 163,840;
+# RoPE on q and k 2·2·(64 + 8)·128 = 36,864; SwiGLU 2·3·28672 = 172,032; fp8 casts of the four GEMM inputs
+# 3·(d + d + d + 28672) = 159,744; in all 532,480 bytes a layer.
+ELEM_70B_FP8_TP1 = 80 * (20 * 8192 + 4 * 72 * 128 + 6 * 28672 + 3 * (3 * 8192 + 28672))
+# ... over 8 chips: heads, K/V heads (8/8 = 1) and FFN split, norms not: 252,928 bytes a layer
+ELEM_70B_FP8_TP8 = 80 * (20 * 8192 + 4 * 9 * 128 + 6 * 28672 // 8 + 3 * (8192 + 1024 + 8192 + 28672 // 8))
+# Mixtral 8x7B (d 4096, 32 heads, 8 KV heads, two experts of 14336 a token, 32 layers), one chip, fp8
+ELEM_MIXTRAL_FP8_TP1 = 32 * (20 * 4096 + 4 * 40 * 128 + 6 * 28672 + 3 * (3 * 4096 + 28672))
+
+
+def test_elementwise_bytes_by_hand():
+    assert I.elementwise_bytes_per_token(get_model("llama-3.1-70b"), 1, "fp8") == ELEM_70B_FP8_TP1 == 42_598_400
+    assert I.elementwise_bytes_per_token(get_model("llama-3.1-70b"), 8, "fp8") == ELEM_70B_FP8_TP8
+    assert I.elementwise_bytes_per_token(get_model("mixtral-8x7b"), 1, "fp8") == ELEM_MIXTRAL_FP8_TP1
+    # bf16 GEMMs cast nothing
+    assert I.elementwise_bytes_per_token(get_model("llama-3.1-70b"), 1, "bf16") == 80 * (
+        20 * 8192 + 4 * 72 * 128 + 6 * 28672)
+
+
 @pytest.mark.parametrize("s_in,s_out", [(128, 128), (2048, 128), (8192, 2048)])
 def test_batch1_decode_on_one_h200_is_the_memory_roofline(s_in, s_out):
     m = get_model("llama-3.1-70b")
@@ -135,10 +156,10 @@ def test_batch1_decode_on_one_h200_is_the_memory_roofline(s_in, s_out):
     kv = _kv_per_token(1)
     bw = ETA_MEM * H200_BW
     assert e.decode_bound == "memory"
-    # bounds: the weights alone, and the weights plus a cache at full context
-    assert W / bw <= e.tpot_s <= (W + (s_in + s_out) * kv) / bw * (1 + 1e-12)
+    # bounds: the weights alone, and the weights, the elementwise kernels and a cache at full context
+    assert W / bw <= e.tpot_s <= (W + ELEM_70B_FP8_TP1 + (s_in + s_out) * kv) / bw * (1 + 1e-12)
     # and the docstring's mean context, prompt + half the output
-    assert e.tpot_s == pytest.approx((W + (s_in + s_out / 2) * kv) / bw, rel=1e-9)
+    assert e.tpot_s == pytest.approx((W + ELEM_70B_FP8_TP1 + (s_in + s_out / 2) * kv) / bw, rel=1e-9)
     if (s_in, s_out) == (128, 128):          # 69.5 GB / 4.15 TB/s (achievable, not the 4.8 peak) ≈ 16.8 ms
         assert e.tpot_s == pytest.approx(0.01675, rel=0.01)
     assert e.tokens_per_s_per_user == pytest.approx(1 / e.tpot_s, rel=1e-12)
@@ -262,7 +283,7 @@ def test_moe_at_batch1_reads_only_the_experts_it_touches():
     kv = 2 * m.n_layers * m.kv_heads * m.d_head * 1 * (128 + 64)
     assert e.tpot_s < m.params / bw
     W = m.params - m.embedding_params + m.d_model            # one row of the embedding table
-    assert e.tpot_s == pytest.approx(((W - unread) + kv) / bw, rel=1e-6)
+    assert e.tpot_s == pytest.approx(((W - unread) + kv + ELEM_MIXTRAL_FP8_TP1) / bw, rel=1e-6)
 
 
 def test_deepseek_v3_batch1_tpot_is_below_the_dense_read():
@@ -282,10 +303,36 @@ def test_deepseek_v3_batch1_tpot_is_below_the_dense_read():
 def test_power_between_idle_and_tdp_and_tokens_per_kw(chip, B, s_in, s_out, tp):
     c = get_chip(chip)
     e = I.estimate("llama-3.1-8b", c, 8, B, s_in, s_out, "bf16", tp=tp)
-    assert 0.3 * c.tdp_w * (1 - 1e-12) <= e.power_w_per_chip <= c.tdp_w * (1 + 1e-12)
+    # the chip alone: between its idle share and its TDP
+    assert 0.3 * c.tdp_w * (1 - 1e-12) <= e.accelerator_power_w <= c.tdp_w * (1 + 1e-12)
     if e.decode_bound == "memory":     # moving bytes draws at most 70% of the dynamic range
-        assert e.power_w_per_chip <= c.tdp_w * (0.3 + 0.7 * 0.7) * (1 + 1e-12)
+        assert e.accelerator_power_w <= c.tdp_w * (0.3 + 0.7 * 0.7) * (1 + 1e-12)
+    # at the wall: the whole DGX system's share, scaled alike, times the default PUE 1.2
+    system_w = SYSTEM_W_PER_GPU[chip]
+    assert e.power_w_per_chip == pytest.approx(e.accelerator_power_w / c.tdp_w * system_w * 1.2, rel=1e-12)
     assert e.tokens_per_s_per_kw == pytest.approx(e.tokens_per_s / (e.power_w_per_chip * 8 / 1000), rel=1e-12)
+
+
+# DGX user guides: maximum system input power / 8 GPUs (A100 6.5 kW, H100 and H200 10.2 kW, B200 14.3 kW)
+SYSTEM_W_PER_GPU = {"a100": 6500 / 8, "h100": 10200 / 8, "h200": 10200 / 8, "b200": 14300 / 8}
+
+
+def test_one_power_basis_for_every_chip_with_pue_as_an_input():
+    """A CS-3's 23 kW is a whole system and a DGX H100's 10.2 kW is one too: tokens per kW compares the same
+    thing. A GPU is no longer counted at its board TDP alone (1,275 W per H100 in its DGX, not 700 W)."""
+    h = I.estimate("llama-3.1-8b", "h100", 8, 256, 1024, 256, "bf16", tp=1, pue=1.0)
+    assert h.power_w_per_chip / h.accelerator_power_w == pytest.approx(10200 / 8 / 700, rel=1e-12)
+    h2 = I.estimate("llama-3.1-8b", "h100", 8, 256, 1024, 256, "bf16", tp=1, pue=1.5)
+    assert h2.power_w_per_chip == pytest.approx(1.5 * h.power_w_per_chip, rel=1e-12)
+    assert h2.tokens_per_s_per_kw == pytest.approx(h.tokens_per_s_per_kw / 1.5, rel=1e-12)
+    cs = I.estimate("llama-3.1-8b", "cerebras-cs3", 1, 1, 128, 128, "fp16", pue=1.0)
+    assert cs.power_w_per_chip == pytest.approx(cs.accelerator_power_w)      # already a whole system
+    assert "published system figure" in h.power_basis and "whole-system" in cs.power_basis
+    mi = I.estimate("llama-3.1-8b", "mi300x", 8, 64, 1024, 256, "bf16", tp=1)
+    assert "ESTIMATE" in mi.power_basis                                       # no published MI300X system figure
+    for bad in (0.9, float("nan"), "1.2", 10.0):
+        with pytest.raises(ValueError, match="pue"):
+            I.estimate("llama-3.1-8b", "h100", 8, 8, 128, 128, "bf16", tp=1, pue=bad)
 
 
 def test_usd_per_million_tokens_from_the_catalogue_price():
@@ -537,7 +584,7 @@ def test_speculative_verify_step_reads_the_weights_and_kv_once_with_gamma_plus_o
                 / I.gemm_shape_efficiency(m70, h100, 160, 8))
     attn_cmp = b["decode_attention_compute_s"]
     verify = (max(gemm_mem, 5 * gemm_cmp) + max(attn_mem, 5 * attn_cmp) + b["allreduce_fixed_s"]
-              + 5 * 32 * b["allreduce_per_token_s"])
+              + 5 * 32 * b["allreduce_per_token_s"] + 5 * 32 * ELEM_70B_FP8_TP8 / 2.97e12)
     assert s["verify_step_s"] == pytest.approx(verify, rel=1e-9)
     assert 1.1 < s["speedup"] < 1.35                                # a speed-up of about 1.2×, not 0.84×
 

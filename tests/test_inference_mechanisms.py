@@ -86,5 +86,7 @@ def test_error_band_of_the_inference_validation():
     thr = band["tokens_per_s_per_chip"]
     assert thr.n == 12 and thr.lo <= thr.median <= thr.hi
     assert I.error_band("ttft_ms").n == 3 and "over 3 published runs" in I.error_band("ttft_ms").text()
+    from accelbook.inference.validation import ErrorBand
+    assert ErrorBand("tokens_per_s_per_user", 0.31, 0.31, 0.31, 1).text() == "+31 % on the one published run"
     with pytest.raises(ValueError):
         I.error_band("tokens_per_s_per_user")             # context rows only

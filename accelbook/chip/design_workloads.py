@@ -96,6 +96,6 @@ def need(workload: TrainingWorkload | DecodeWorkload, params: Params | None = No
         m = _model(workload.model)
         B, c, n = workload.batch_size, workload.context_len, workload.n_chips
         flops = B * m.flops_per_token(c) / n
-        resident = (m.weight_bytes(workload.precision) + B * c * m.kv_cache_bytes_per_token(workload.precision)) / n
+        resident = (m.weight_bytes(workload.precision) + B * c * m.kv_bytes_per_token_at(c, workload.precision)) / n
         return Need(flops, resident, resident, B / n, "step")
     raise ValueError(f"workload must be a TrainingWorkload or DecodeWorkload, got {type(workload).__name__}")

@@ -217,10 +217,11 @@ def compute_precision(chip: Chip, fmt: FormatSpec | str) -> str:
     raise ValueError(f"{chip.name} publishes no peak for {f.id} and none for {' or '.join(WIDEN_TO)}")
 
 
-def kv_elements_per_token(model: Model) -> float:
+def kv_elements_per_token(model: Model, context: int | None = None) -> float:
     """KV-cache elements per token of context: ``Model.kv_cache_bytes_per_token`` in elements (2·L·H_kv·d_h,
-    or L·(d_c + d_r) with MLA)."""
-    return model.kv_cache_bytes_per_token(BASELINE) / bytes_per_element(BASELINE)
+    or L·(d_c + d_r) with MLA); at ``context`` tokens, the mean over a windowed model's layers."""
+    kvb = model.kv_cache_bytes_per_token(BASELINE) if context is None else model.kv_bytes_per_token_at(context, BASELINE)
+    return kvb / bytes_per_element(BASELINE)
 
 
 def serving_memory(model: Model, weight_format, kv_format, context: int, batch: int) -> dict[str, float]:
@@ -228,7 +229,7 @@ def serving_memory(model: Model, weight_format, kv_format, context: int, batch: 
     _check_whole("context", context)
     _check_whole("batch", batch)
     w = model.params * bits_per_element(weight_format) / 8
-    kv = batch * context * kv_elements_per_token(model) * bits_per_element(kv_format) / 8
+    kv = batch * context * kv_elements_per_token(model, context) * bits_per_element(kv_format) / 8
     return {"weights_bytes": w, "kv_bytes": kv, "total_bytes": w + kv}
 
 

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from accelbook.checks import instance, one_of, output, positive, positive_array, whole
+from accelbook.limits import binding_sentence, seconds_words
 from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.models import Model, bytes_per_element, get_model
 
@@ -52,8 +53,8 @@ def time_bounds(flops, bytes_moved, peak_flop_s, bw_bytes_per_s):
     """``(t_math, t_mem, t)`` in seconds with ``t = max(t_math, t_mem)``; arrays broadcast."""
     f = positive_array("flops", flops, allow_zero=True)
     d = positive_array("bytes_moved", bytes_moved, allow_zero=True)
-    t_math = f / positive_array("peak_flop_s", peak_flop_s)
-    t_mem = d / positive_array("bw_bytes_per_s", bw_bytes_per_s)
+    t_math = output("time_bounds t_math = flops / peak_flop_s", f / positive_array("peak_flop_s", peak_flop_s))
+    t_mem = output("time_bounds t_mem = bytes_moved / bw_bytes_per_s", d / positive_array("bw_bytes_per_s", bw_bytes_per_s))
     return t_math, t_mem, np.maximum(t_math, t_mem)
 
 
@@ -119,11 +120,11 @@ def layer_ops(model: Model | str, phase: str, batch: int, seq_len: int, precisio
             m = model.mla
             f = 2.0 * B * s * model.n_heads * (2 * m.kv_lora_rank + m.qk_rope_head_dim)
         else:
-            f = 2.0 * B * s * (d_qk + d_v)
-        kv_read = B * s * model.kv_cache_bytes_per_token(precision) / model.n_layers
+            f = 2.0 * B * s * (d_qk + d_v) * model.attention_share(s)   # a window's share (1.0 without)
+        kv_read = B * s * model.kv_bytes_per_token_at(s, precision) / model.n_layers
         ops.append(Op("attention (QK^T, softmax, AV)", "attention", f, kv_read + B * (d_qk + d_v) * b))
     else:
-        f = 2.0 * B * s * s * (d_qk + d_v) * 0.5  # causal: half the score matrix is computed
+        f = 2.0 * B * s * s * (d_qk + d_v) * 0.5 * model.attention_share(s, causal=True)  # causal: half
         if model.mla is None:
             kv = 2 * model.kv_heads * model.d_head
         else:
@@ -225,3 +226,26 @@ def roofline_curve_columns(chip: Chip | str, precision: str = "bf16", i_min: flo
 def concat_columns(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
     """Concatenate several ``*_columns`` results into one DataFrame."""
     return pd.DataFrame({k: np.concatenate([p[k] for p in parts]) for k in parts[0]})
+
+
+def layer_limit(model: Model | str, chip: Chip | str, phase: str, batch: int, seq_len: int,
+                precision: str = "bf16") -> str:
+    """Which limit binds one layer on ``chip``, in plain words: the layer's time is the sum of each
+    operation's ``max(t_math, t_mem)``; the sentence names the side that takes most of it and the
+    largest operations with their times (:func:`accelbook.limits.binding_sentence`), e.g.
+    ``"one decode layer (516 µs) is memory-bound: FFN up + gate 280 µs, ... (all its math alone would take
+    1.6 µs, all its bytes alone 516 µs)"``."""
+    return columns_limit(layer_roofline_columns(model, chip, phase, batch, seq_len, precision))
+
+
+def columns_limit(cols: dict[str, np.ndarray]) -> str:
+    """:func:`layer_limit` from :func:`layer_roofline_columns`' result (one chip, one phase)."""
+    phase = cols["phase"][0]
+    mem = float(cols["t_s"][cols["bound"] == "memory"].sum())
+    cmp_ = float(cols["t_s"][cols["bound"] == "compute"].sum())
+    bound = "memory" if mem >= cmp_ else "compute"
+    order = np.argsort(-cols["t_s"])[:3]
+    parts = {str(cols["op"][i]): float(cols["t_s"][i]) for i in order}
+    return (binding_sentence(bound, parts, f"one {phase} layer ({seconds_words(mem + cmp_)}) is ")
+            + f" (all its math alone would take {seconds_words(float(cols['t_math_s'].sum()))}, all its bytes "
+              f"alone {seconds_words(float(cols['t_mem_s'].sum()))})")

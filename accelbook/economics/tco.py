@@ -17,6 +17,7 @@ import pandas as pd
 from accelbook.checks import fraction, instance, output, positive, real
 from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.loader import DATA_DIR, check_keys, load_sources, parse_quantity, read_table_file
+from accelbook.specs.system_power import system_power
 
 HOURS_PER_YEAR = 8760
 
@@ -49,8 +50,13 @@ def own_cost_per_hour(purchase_usd: float, tdp_w: float, lifetime_years: float =
     """Cost of an owned chip per hour of useful work (USD), and its parts.
 
     capex per year = purchase · r / (1 - (1+r)^-n) (an annuity; purchase / n at r = 0); power per
-    year = TDP · load share · PUE · 8,760 h · price per kWh; overheads = overhead share · capex per
+    year = P · load share · PUE · 8,760 h · price per kWh; overheads = overhead share · capex per
     year + staff. The yearly total over ``utilisation`` · 8,760 useful hours.
+
+    ``tdp_w`` is ``P``, the power per chip at full load (W). :func:`rent_or_own` and the notebooks pass the
+    whole system's share per chip (:func:`accelbook.specs.system_power.system_power`: 1,275 W for an H100 in
+    a DGX H100), the one basis every power figure of the workbook uses; a board TDP alone leaves out the
+    host, network and fans.
     """
     p = positive("purchase_usd", purchase_usd, allow_zero=True)
     tdp = positive("tdp_w", tdp_w, allow_zero=True)
@@ -79,7 +85,8 @@ def rent_cost_per_hour(price_usd_per_hour: float, utilisation: float = 1.0) -> f
 
 def rent_or_own(chip: Chip | str, tokens_per_s_per_chip: float, utilisation: float = 0.7, **own) -> pd.DataFrame:
     """USD per hour and per million tokens, owned against rented at the catalogue price, for one chip.
-    ``own`` overrides the ownership inputs (``purchase_usd``, ``pue``...); defaults from data/tco.toml."""
+    ``own`` overrides the ownership inputs (``purchase_usd``, ``pue``...); defaults from data/tco.toml.
+    Power: the whole system's share per chip (:func:`accelbook.specs.system_power.system_power`)."""
     c = instance("chip", chip, Chip, get_chip)
     positive("tokens_per_s_per_chip", tokens_per_s_per_chip)
     inp = tco_inputs()
@@ -87,8 +94,9 @@ def rent_or_own(chip: Chip | str, tokens_per_s_per_chip: float, utilisation: flo
     kw.update(own)
     purchase = kw.pop("purchase_usd", inp["purchase_usd"].get(c.id))
     rows = []
-    if purchase is not None and c.tdp_w is not None:
-        o = own_cost_per_hour(purchase, c.tdp_w, utilisation=utilisation, **kw)
+    sp = system_power(c)
+    if purchase is not None and sp is not None:
+        o = own_cost_per_hour(purchase, sp.system_w, utilisation=utilisation, **kw)
         rows.append({"option": "own", "usd_per_hour": o["usd_per_hour"],
                      "usd_per_million_tokens": o["usd_per_hour"] / 3600 / tokens_per_s_per_chip * 1e6,
                      "capex": o["capex_usd_per_hour"], "power": o["power_usd_per_hour"], "overheads": o["overhead_usd_per_hour"]})

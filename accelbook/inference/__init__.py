@@ -75,6 +75,7 @@ from .estimate import (
     weights_read_bytes,
 )
 from .mlperf import continuous_throughput, server_validation_table  # noqa: F401  (steady-state serving, MLPerf rows)
+from .power import PowerDraw, decode_power
 from .rates import (
     DEFAULT_HOP_S,
     DEFAULT_LINK_BYTES_S,
@@ -82,6 +83,7 @@ from .rates import (
     MEM_EFFICIENCY,
     MEMORY_BOUND_POWER,
     WEIGHT_PRECISIONS,
+    elementwise_bytes_per_token,
     gemm_efficiency,
     gemm_shape_efficiency,
     layer_gemms,
@@ -96,7 +98,7 @@ from .variants import disaggregation, expected_accepted, heterogeneous_decode, s
 __all__ = [
     "WEIGHT_PRECISIONS", "MEM_EFFICIENCY", "IDLE_POWER_SHARE", "MEMORY_BOUND_POWER", "DEFAULT_HOP_S",
     "DEFAULT_LINK_BYTES_S", "nearest_peak_flop_s", "peak_precision", "gemm_efficiency", "gemm_shape_efficiency",
-    "layer_gemms",
+    "layer_gemms", "elementwise_bytes_per_token", "decode_power", "PowerDraw",
     "InferenceEstimate", "estimate", "min_chips", "usable_bytes", "weights_read_bytes",
     "decode_attention_flops_per_context_token",
     "sweep", "layouts", "max_throughput", "pareto", "frontier",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from accelbook.checks import instance, real
 from accelbook.specs.chips import Chip, base_id, get_chip
 from accelbook.specs.loader import (
     DATA_DIR,
@@ -95,8 +96,7 @@ def _load(path=None) -> tuple[dict, tuple[PublishedSpeed, ...]]:
 
 def link_terms(chip: Chip | str) -> LinkTerms | None:
     """The published chip-to-chip terms of ``chip`` (``data/dataflow.toml``), or None."""
-    c = chip if isinstance(chip, Chip) else get_chip(chip)
-    return _load()[0].get(base_id(c))
+    return _load()[0].get(base_id(instance("chip", chip, Chip, get_chip)))
 
 
 def published_speeds(chip: Chip | str | None = None) -> tuple[PublishedSpeed, ...]:
@@ -104,7 +104,7 @@ def published_speeds(chip: Chip | str | None = None) -> tuple[PublishedSpeed, ..
     speeds = _load()[1]
     if chip is None:
         return speeds
-    c = chip if isinstance(chip, Chip) else get_chip(chip)
+    c = instance("chip", chip, Chip, get_chip)
     return tuple(s for s in speeds if s.chip_id == base_id(c))
 
 
@@ -121,10 +121,11 @@ def plausibility(chip: Chip | str, model: Model | str, tokens_per_s_per_user: fl
     parameters (``v_pub``): above ``PLAUSIBLE_FACTOR·v_pub``, or with no such publication, it is flagged.
     One CS-3 on Llama 3.1 8B: 1,184,896 tokens/s against Cerebras's 1,800, flagged; 640 Groq LPU v1 on
     Llama 2 70B: 131 against 480 (Mixtral 8x7B), within reach. Other chips: always ``""``."""
-    c = chip if isinstance(chip, Chip) else get_chip(chip)
+    c = instance("chip", chip, Chip, get_chip)
+    m = instance("model", model, Model, get_model)
+    real("tokens_per_s_per_user", tokens_per_s_per_user, 0.0, allow_inf=True)
     if not sram_only(c):
         return ""
-    m = model if isinstance(model, Model) else get_model(model)
     mine = [s for s in published_speeds(c) if get_model(s.model_id).params <= m.params]
     lack = ("the model lacks the per-layer latency of a token crossing the layers mapped onto "
             + ("the wafer's mesh" if c.kind == "wafer" else "its chips") + ", which no public figure gives")

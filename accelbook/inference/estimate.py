@@ -14,21 +14,21 @@ shapes' tile/wave efficiency (``rates.gemm_shape_efficiency``); each all-reduce'
 measured small-message all-reduce time (``measured.allreduce_latency``, nccl-tests); and, without CUDA
 graphs, the measured host and launch time per layer (``measured.launch_overhead_per_layer``).
 - ``_throughput``: static batching, ``B·output_len / (t_prefill(B prompts) + output_len·TPOT)``;
-- ``_power``: ``P = P_idle + (TDP - P_idle)·activity``.
+- power: ``accelbook.inference.power.decode_power``, the whole system per chip at the wall.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from accelbook.checks import fraction, one_of, positive, real, whole
+from accelbook.checks import at_most, fraction, one_of, output_fields, real, whole
 from accelbook.network.collectives import ring_time_s
-from accelbook.specs.chips import MEMORY_RESERVE, Chip, get_chip, usable_memory_bytes
+from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.efficiency import measured_efficiency
 from accelbook.specs.measured import achievable_hbm_fraction, allreduce_latency, launch_overhead_per_layer
 from accelbook.specs.models import Model, bytes_per_element, get_model
+from accelbook.specs.system_power import default_pue
 
 from .dataflow import link_terms, plausibility
 from .parallel import (
@@ -41,6 +41,7 @@ from .parallel import (
     routed_active_params,
     weights_read_bytes,
 )
+from .power import PowerDraw, decode_power
 from .rates import (
     DEFAULT_HOP_S,
     DEFAULT_LINK_BYTES_S,
@@ -48,54 +49,13 @@ from .rates import (
     MEM_EFFICIENCY,
     MEMORY_BOUND_POWER,
     WEIGHT_PRECISIONS,
+    elementwise_bytes_per_token,
     gemm_efficiency,
     gemm_shape_efficiency,
     nearest_peak_flop_s,
     peak_precision,
 )
-
-
-@dataclass(frozen=True)
-class InferenceEstimate:
-    """What :func:`estimate` returns, SI units; ``breakdown`` holds the terms of the formulas."""
-
-    model: str
-    chip: str
-    n_chips: int
-    config: dict
-    ttft_s: float
-    tpot_s: float
-    tokens_per_s: float              # output tokens/s, all replicas
-    tokens_per_s_per_user: float
-    tokens_per_s_per_chip: float
-    kv_cache_bytes: float            # per replica, the whole batch at full context
-    max_batch_size: int              # per replica
-    fits: bool
-    memory_per_chip_bytes: float
-    memory_capacity_bytes: float
-    power_w_per_chip: float | None
-    tokens_per_s_per_kw: float | None
-    usd_per_million_tokens: float | None
-    decode_bound: str
-    prefill_bound: str
-    breakdown: dict = field(repr=False, default_factory=dict)
-    assumptions: tuple[str, ...] = field(repr=False, default=())
-    flag: str = ""                   # why the per-user speed is out of the model's reach ("" when it is not)
-
-    def why_not_fit(self) -> str:
-        if self.fits:
-            return ""
-        return (f"does not fit: {self.memory_per_chip_bytes / 1e9:.1f} GB per chip needed, "
-                f"{self.memory_capacity_bytes / 1e9:.1f} GB usable; at most batch {self.max_batch_size} "
-                "per replica fits" if self.max_batch_size > 0 else
-                f"does not fit: the weights alone need {self.breakdown['weights_per_chip_bytes'] / 1e9:.2f} GB per "
-                f"chip of {self.memory_capacity_bytes / 1e9:.2f} GB usable; use more chips")
-
-
-def usable_bytes(chip: Chip) -> float:
-    """Memory a model may fill on one chip: ``(1 - MEMORY_RESERVE)`` of HBM (activations and the
-    runtime keep the rest), all of it on SRAM chips (their compilers place everything statically)."""
-    return usable_memory_bytes(chip.memory_bytes, 0.0 if chip.hbm_bytes is None else MEMORY_RESERVE)
+from .result import InferenceEstimate, usable_bytes
 
 
 class _Layout(NamedTuple):
@@ -156,6 +116,8 @@ class _Decode(NamedTuple):
     tpot: float
     eta_shape: float
     t_launch: float
+    t_elem: float = 0.0       # the elementwise kernels between the GEMMs (HBM-bound)
+    elem_tok: float = 0.0     # ... per token
 
 
 class _Prefill(NamedTuple):
@@ -168,20 +130,34 @@ class _Prefill(NamedTuple):
     pf_comm: float
     ttft: float
     eta_shape: float
+    pf_elem: float = 0.0      # the prompt's elementwise kernels, one stage
+
+
+#: bounds on one layout's arguments, far past any deployment (the largest serve on thousands of chips,
+#: with contexts of millions of tokens), so that every product of them stays an exact, finite float
+MAX_CHIPS = 2**24
+MAX_BATCH = 2**24
+MAX_TOKENS = 2**26
+_WHERE = "accelbook.inference.estimate.MAX_{}"
+#: the results of :func:`estimate` that are shares (at most 1); every number it returns is finite and >= 0
+ESTIMATE_FRACTIONS = {"memory_share", "decode_gemm_shape_efficiency", "prefill_gemm_shape_efficiency"}
 
 
 def _layout(model: Model, n_chips, batch_size, input_len, output_len, precision, tp, pp, kv_precision,
             mem_efficiency, hop_latency_s, price_usd_per_hour, attention="tp") -> _Layout:
-    n = whole("n_chips", n_chips)
-    B = whole("batch_size", batch_size)
-    s_in, s_out = whole("input_len", input_len), whole("output_len", output_len)
+    n = at_most("n_chips", whole("n_chips", n_chips), MAX_CHIPS, _WHERE.format("CHIPS"))
+    B = at_most("batch_size", whole("batch_size", batch_size), MAX_BATCH, _WHERE.format("BATCH"))
+    s_in = at_most("input_len", whole("input_len", input_len), MAX_TOKENS, _WHERE.format("TOKENS"))
+    s_out = at_most("output_len", whole("output_len", output_len), MAX_TOKENS, _WHERE.format("TOKENS"))
     one_of("precision", precision, WEIGHT_PRECISIONS)
     kv_precision = kv_precision or ("fp8" if precision in ("fp8", "fp4", "int8") else "bf16")
     one_of("kv_precision", kv_precision, WEIGHT_PRECISIONS)
-    for name, v in (("hop_latency_s", hop_latency_s), ("price_usd_per_hour", price_usd_per_hour)):
+    for name, v, hi in (("hop_latency_s", hop_latency_s, 1.0), ("price_usd_per_hour", price_usd_per_hour, 1e6)):
         if v is not None:
-            positive(name, v, allow_zero=True)
+            real(name, v, 0.0, hi)
     pp = whole("pp", pp)
+    if pp > n:
+        raise ValueError(f"pp = {pp:,} pipeline stages need at least as many chips, got n_chips = {n:,}")
     if tp is None:
         tp = n // pp
     tp = whole("tp", tp)
@@ -265,8 +241,8 @@ def _rates(chip: Chip, precision: str, hop_latency_s: float | None, mem_efficien
 def _memory(model: Model, lay: _Layout, r: _Rates, streaming_bw: float | None) -> _Memory:
     """Weights (``resident``: none when they stream in) plus the batch's KV cache at full context."""
     if streaming_bw is not None:
-        real("weight_streaming_bytes_per_s", streaming_bw, 0.0, lo_open=True, allow_inf=True)
-    bpe, kvb = bytes_per_element(lay.precision), model.kv_cache_bytes_per_token(lay.kv_precision)
+        real("weight_streaming_bytes_per_s", streaming_bw, 1.0, allow_inf=True)
+    bpe, kvb = bytes_per_element(lay.precision), model.kv_bytes_per_token_at(lay.s_in + lay.s_out, lay.kv_precision)
     dp = lay.attention == "dp"        # DP attention: a rank keeps its own sequences' whole KV cache
     kv_split = 1 if dp or model.mla is not None else min(lay.tp, model.kv_heads)   # K/V heads shared out
     w_chip = dp_weights_per_chip(model, bpe, lay.tp, lay.pp) if dp else model.params * bpe / (lay.tp * lay.pp)
@@ -313,21 +289,24 @@ def _decode(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory, q: in
     # preload, which at a decode step's few rows it cannot hide, and no measurement checks that: not applied
     eta_shape = gemm_shape_efficiency(model, chip, math.ceil(bq), tp) if chip.kind == "gpu" else 1.0
     gemm_cmp = bq * 2 * n_act / (tp * pp) / (r.eta * r.peak * eta_shape)
-    attn_mem = b * c * m.kv_tok_chip / (r.eta_mem * r.mem_bw)
-    attn_cmp = bq * c * decode_attention_flops_per_context_token(model) / (tp * pp) / (r.eta_att * r.peak_att)
+    attn_mem = b * c * m.kv_tok_chip * (model.kv_share(c) / model.kv_share(m.ctx_full)) / (r.eta_mem * r.mem_bw)
+    attn_cmp = (bq * c * decode_attention_flops_per_context_token(model) * model.attention_share(c) / (tp * pp)
+                / (r.eta_att * r.peak_att))
     ar_fixed, ar_tok = _allreduce(model, lay, r)
     t_comm = ar_fixed + bq * ar_tok                      # two all-reduces a layer
     t_launch = (model.n_layers / pp) * r.t_launch        # host and launch time, without CUDA graphs
-    t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm + t_launch
+    elem_tok = elementwise_bytes_per_token(model, tp, lay.precision) / pp / (r.eta_mem * r.mem_bw)
+    t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm + t_launch + bq * elem_tok
     tpot = pp * t_stage + (pp - 1) * (r.hop + bq * d * 2 / r.link)
-    return _Decode(gemm_mem, gemm_cmp, attn_mem, attn_cmp, t_comm, t_stage, tpot, eta_shape, t_launch)
+    return _Decode(gemm_mem, gemm_cmp, attn_mem, attn_cmp, t_comm, t_stage, tpot, eta_shape, t_launch,
+                   bq * elem_tok, elem_tok)
 
 
 def _decode_dp(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory, b: float, q: int, c: float) -> _Decode:
     """One decode step with DP attention + EP (:mod:`accelbook.inference.parallel`): the busiest rank's
     reads and matmuls, its attention over its own sequences' cache, two all-to-alls per MoE layer."""
     ep, pp = lay.tp, lay.pp
-    w = dp_decode_terms(model, b, q, ep, pp, c, m.bpe, m.kv_tok_chip)
+    w = dp_decode_terms(model, b, q, ep, pp, c, m.bpe, m.kv_tok_chip * model.kv_share(c) / model.kv_share(m.ctx_full))
     gemm_mem = w["w_read"] / m.w_bw
     eta_shape = gemm_shape_efficiency(model, chip, math.ceil(w["rank_tokens"]), 1) if chip.kind == "gpu" else 1.0
     gemm_cmp = w["gemm_flops"] / (r.eta * r.peak * eta_shape)
@@ -335,9 +314,12 @@ def _decode_dp(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory, b:
     attn_cmp = w["attn_flops"] / (r.eta_att * r.peak_att)
     t_comm = (model.n_moe_layers / pp) * expert_all_to_all_s(model, w["rank_tokens"], ep, r.hop, r.link)
     t_launch = (model.n_layers / pp) * r.t_launch
-    t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm + t_launch
+    elem_tok = elementwise_bytes_per_token(model, 1, lay.precision) / pp / (r.eta_mem * r.mem_bw)
+    t_elem = w["rank_tokens"] * elem_tok                 # the busiest rank's tokens, heads not split
+    t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm + t_launch + t_elem
     tpot = pp * t_stage + (pp - 1) * (r.hop + b * q * model.d_model * 2 / r.link)
-    return _Decode(gemm_mem, gemm_cmp, attn_mem, attn_cmp, t_comm, t_stage, tpot, eta_shape, t_launch)
+    return _Decode(gemm_mem, gemm_cmp, attn_mem, attn_cmp, t_comm, t_stage, tpot, eta_shape, t_launch,
+                   t_elem, elem_tok)
 
 
 def _prefill(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory) -> _Prefill:
@@ -351,16 +333,17 @@ def _prefill(model: Model, chip: Chip, lay: _Layout, r: _Rates, m: _Memory) -> _
     a_exp = routed_active_params(model) if dp else 0
     per_tok = (2 * (model.matmul_params_active - a_exp) / (1 if dp else tp) + 2 * a_exp / tp) / pp \
         / (r.eta * r.peak * eta_shape)                                          # one token's matmuls
-    attn_tok = L * s_in * (d_qk + d_v) / ((1 if dp else tp) * pp) / (r.eta_att * r.peak_att)   # its causal attention
+    attn_tok = L * s_in * (d_qk + d_v) * model.attention_share(s_in, True) / ((1 if dp else tp) * pp) / (r.eta_att * r.peak_att)
     pf_tok = per_tok + attn_tok
     pf_cmp = s_in * pf_tok
     pf_mem = (m.w_chip if dp else weights_read_bytes(model, m.bpe, s_in) / (tp * pp)) / m.w_bw
     ar_fixed, ar_tok = _allreduce(model, lay, r)
     pf_comm = ((model.n_moe_layers / pp) * expert_all_to_all_s(model, s_in, tp, r.hop, r.link) if dp
                else ar_fixed + s_in * ar_tok)
-    ttft = (pp * (max(pf_cmp, pf_mem) + pf_comm + (L / pp) * r.t_launch)
+    pf_elem = s_in * elementwise_bytes_per_token(model, 1 if dp else tp, lay.precision) / pp / (r.eta_mem * r.mem_bw)
+    ttft = (pp * (max(pf_cmp, pf_mem) + pf_comm + pf_elem + (L / pp) * r.t_launch)
             + (pp - 1) * (r.hop + s_in * d * 2 / r.link))
-    return _Prefill(per_tok, attn_tok, pf_tok, pf_cmp, pf_mem, pf_comm, ttft, eta_shape)
+    return _Prefill(per_tok, attn_tok, pf_tok, pf_cmp, pf_mem, pf_comm, ttft, eta_shape, pf_elem)
 
 
 def _throughput(lay: _Layout, dec: _Decode, pf: _Prefill) -> float:
@@ -368,23 +351,13 @@ def _throughput(lay: _Layout, dec: _Decode, pf: _Prefill) -> float:
     B, pp, s_out = lay.B, lay.pp, lay.s_out
     Bp = ceil_share(B, lay.tp) if lay.attention == "dp" else B    # DP attention: each rank prefills its own prompts
     # B prompts stream through the pp stages: (B + pp - 1) stage-slots, weights read once per batch
-    pf_batch = (Bp + pp - 1) * max(pf.pf_cmp, pf.pf_mem / Bp) + Bp * pf.pf_comm
+    pf_batch = (Bp + pp - 1) * (max(pf.pf_cmp, pf.pf_mem / Bp) + pf.pf_elem) + Bp * pf.pf_comm
     replica_tps = B * s_out / (pf_batch + s_out * dec.tpot)
     return lay.replicas * replica_tps
 
 
-def _power(chip: Chip, dec: _Decode) -> tuple[str, float | None]:
-    """The decode step's binding unit and the chip's power (W; None without a TDP), an ESTIMATE."""
-    t_mem, t_cmp = dec.gemm_mem + dec.attn_mem, dec.gemm_cmp + dec.attn_cmp
-    bound = "memory" if t_mem >= t_cmp else "compute"
-    if chip.tdp_w is None:
-        return bound, None
-    activity = (t_cmp / dec.t_stage) if bound == "compute" else MEMORY_BOUND_POWER * (t_mem / dec.t_stage)
-    return bound, chip.tdp_w * (IDLE_POWER_SHARE + (1 - IDLE_POWER_SHARE) * min(1.0, activity))
-
-
 def _assumptions(chip: Chip, precision: str, r: _Rates, dec: _Decode, pf: _Prefill,
-                 streaming_bw: float | None) -> tuple[str, ...]:
+                 streaming_bw: float | None, pw: PowerDraw) -> tuple[str, ...]:
     widened = (() if r.peak_used == precision else
                (f"{chip.name} publishes no {precision} peak: the math runs at its {r.peak_used} peak "
                 f"({r.peak / 1e12:,.0f} TFLOP/s), the {precision} weights widened",))
@@ -403,8 +376,8 @@ def _assumptions(chip: Chip, precision: str, r: _Rates, dec: _Decode, pf: _Prefi
         (link_terms(chip).sentence() if link_terms(chip) is not None else
          f"chip-to-chip hop {r.hop * 1e6:.1f} µs, link {r.link / 1e9:.0f} GB/s per direction"
          + ("" if chip.link_latency_s and chip.link_bw_bytes_per_s else " (ESTIMATE: not in the catalogue)")),
-        f"power: {IDLE_POWER_SHARE:.0%} of TDP idle, up to TDP when compute-bound, "
-        f"{MEMORY_BOUND_POWER:.0%} of the dynamic range when memory-bound (ESTIMATE)",
+        f"power at the wall: {pw.basis}; it draws {IDLE_POWER_SHARE:.0%} of that idle, all of it when "
+        f"compute-bound, {MEMORY_BOUND_POWER:.0%} of the dynamic range when memory-bound (ESTIMATE)",
         "throughput: static batching (prefill the batch, then decode it); TTFT at an idle server",
     )
 
@@ -414,7 +387,7 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
              mem_efficiency: float | None = None, hop_latency_s: float | None = None,
              price_usd_per_hour: float | None = None,
              weight_streaming_bytes_per_s: float | None = None, tokens_per_seq: int = 1,
-             cuda_graphs: bool = True, attention: str = "tp") -> InferenceEstimate:
+             cuda_graphs: bool = True, attention: str = "tp", pue: float | None = None) -> InferenceEstimate:
     """TTFT, TPOT, tokens/s (total, per user, per chip), KV cache, the largest batch that fits,
     power, tokens/kW and USD per million output tokens for one layout (``accelbook.inference``'s docstring).
 
@@ -432,6 +405,8 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     measured host and launch time per layer (:func:`accelbook.specs.measured.launch_overhead_per_layer`).
     ``attention``: ``"tp"`` (tensor-parallel attention) or, for a mixture-of-experts model, ``"dp"``:
     data-parallel attention with expert parallelism over the ``tp`` chips (:mod:`accelbook.inference.parallel`).
+    ``pue``: the site's power usage effectiveness (wall power / IT power), default ``data/tco.toml``'s 1.2;
+    power and tokens per kW are at the wall, for the whole system per chip (:mod:`accelbook.specs.system_power`).
     ``flag``: on an SRAM-only chip, why the per-user speed is out of the model's reach
     (:func:`accelbook.inference.dataflow.plausibility`), else empty."""
     model = model if isinstance(model, Model) else get_model(model)
@@ -443,17 +418,20 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     r = _rates(chip, precision, hop_latency_s, mem_efficiency, cuda_graphs)
     streaming = weight_streaming_bytes_per_s
     m = _memory(model, lay, r, streaming)
-    dec = _decode(model, chip, lay, r, m, whole("tokens_per_seq", tokens_per_seq))
+    dec = _decode(model, chip, lay, r, m, at_most("tokens_per_seq", whole("tokens_per_seq", tokens_per_seq), 4096,
+                                                  "a verify step of at most 4,096 draft tokens"))
     pf = _prefill(model, chip, lay, r, m)
     tps = _throughput(lay, dec, pf)
     allreduce = _allreduce(model, lay, r) if attention == "tp" else (0.0, 0.0)
-    bound, power = _power(chip, dec)
+    pue = default_pue() if pue is None else real("pue", pue, lo=1.0, hi=3.0)
+    pw = decode_power(chip, dec.gemm_mem + dec.attn_mem, dec.gemm_cmp + dec.attn_cmp, dec.t_stage, pue)
+    bound, power = pw.bound, pw.wall_w
     n = lay.n
     tpk = None if power is None else tps / (power * n / 1000)
     price = price_usd_per_hour if price_usd_per_hour is not None else chip.price_usd_per_hour
     usd = None if price is None else price * n / 3600 / tps * 1e6
     B, ctx_full = lay.B, m.ctx_full
-    return InferenceEstimate(
+    return output_fields("inference.estimate", InferenceEstimate(
         model=model.name, chip=chip.name, n_chips=n,
         config=dict(tp=lay.tp, pp=lay.pp, replicas=lay.replicas, batch_size=B, input_len=lay.s_in,
                     output_len=lay.s_out, precision=precision, kv_precision=lay.kv_precision,
@@ -462,6 +440,7 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
         tokens_per_s_per_chip=tps / n, kv_cache_bytes=B * ctx_full * m.kvb, max_batch_size=m.max_batch,
         fits=m.mem_chip <= r.usable, memory_per_chip_bytes=m.mem_chip, memory_capacity_bytes=r.usable,
         power_w_per_chip=power, tokens_per_s_per_kw=tpk, usd_per_million_tokens=usd, decode_bound=bound,
+        accelerator_power_w=pw.chip_w, power_basis=pw.basis,
         prefill_bound="compute" if pf.pf_cmp >= pf.pf_mem else "memory",
         breakdown=dict(decode_memory_s=dec.gemm_mem + dec.attn_mem, decode_compute_s=dec.gemm_cmp + dec.attn_cmp,
                        decode_comm_s=dec.t_comm, stage_s=dec.t_stage,
@@ -475,7 +454,9 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
                        decode_weights_read_s=dec.gemm_mem, allreduce_fixed_s=allreduce[0],
                        allreduce_per_token_s=allreduce[1], memory_share=r.eta_mem,
                        decode_gemm_shape_efficiency=dec.eta_shape, prefill_gemm_shape_efficiency=pf.eta_shape,
-                       allreduce_latency_s=r.ar_lat, decode_launch_s=dec.t_launch, launch_per_layer_s=r.t_launch),
-        assumptions=_assumptions(chip, precision, r, dec, pf, streaming),
+                       allreduce_latency_s=r.ar_lat, decode_launch_s=dec.t_launch, launch_per_layer_s=r.t_launch,
+                       decode_elementwise_s=dec.t_elem, elementwise_per_token_s=dec.elem_tok,
+                       prefill_elementwise_s=pf.pf_elem),
+        assumptions=_assumptions(chip, precision, r, dec, pf, streaming, pw),
         flag=plausibility(chip, model, 1 / dec.tpot),
-    )
+    ), fractions=ESTIMATE_FRACTIONS)

@@ -34,11 +34,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import real, whole
+from accelbook.checks import at_most, instance, output_fields, real, whole
 from accelbook.specs.loader import DATA_DIR, check_keys, load_sources, parse_quantity, read_table_file
 from accelbook.specs.models import Model, get_model
 
-from .serving import simulate
+from .estimate import MAX_CHIPS
+from .serving import MAX_INSTANCES, simulate
+from .serving_result import ServingResult
 from .step import StepCost, step_cost
 from .workload import workload
 
@@ -78,6 +80,10 @@ def rate_meets_limits(result, ttft_limit_s: float, tpot_limit_s: float, percenti
     """``(ok, stats)``: whether a :class:`~accelbook.inference.serving_result.ServingResult` meets both
     limits at ``percentile`` over requests (TPOT over requests with at least two tokens), and the
     means and percentiles (``ttft_mean_s``, ``tpot_mean_s``, ``ttft_pct_s``, ``tpot_pct_s``)."""
+    result = instance("result", result, ServingResult)
+    ttft_limit_s = real("ttft_limit_s", ttft_limit_s, 0.0, lo_open=True, allow_inf=True)
+    tpot_limit_s = real("tpot_limit_s", tpot_limit_s, 0.0, lo_open=True, allow_inf=True)
+    percentile = real("percentile", percentile, 0.0, 100.0)
     multi = result.workload.output_len > 1
     tpot = result.tbt_mean_s[multi] if multi.any() else np.zeros(1)
     stats = {"ttft_mean_s": float(result.ttft_s.mean()), "tpot_mean_s": float(tpot.mean()),
@@ -93,7 +99,13 @@ def highest_rate(cost: StepCost, replicas: int, prompt, output, ttft_limit_s: fl
     found that meets the limits, its :func:`rate_meets_limits` stats, and whether all ``steps`` ran.
     ``kv_policy``: the simulator's (:func:`~accelbook.inference.serving.simulate`).
     A ValueError if even ``λ_max / 4096`` misses the limits (the limits are out of reach)."""
-    replicas, steps = whole("replicas", replicas), whole("steps", steps, 0)
+    cost = instance("cost", cost, StepCost)
+    replicas = at_most("replicas", whole("replicas", replicas), MAX_INSTANCES,
+                       "accelbook.inference.serving.MAX_INSTANCES")
+    steps = at_most("steps", whole("steps", steps, 0), 64, "a bisection of at most 64 steps")
+    percentile = real("percentile", percentile, 0.0, 100.0)
+    if cost.per_token_s + cost.comm_per_token_s <= 0:
+        raise ValueError("cost.per_token_s + cost.comm_per_token_s must be > 0: they bound the highest rate tried")
     ttft_limit_s = real("ttft_limit_s", ttft_limit_s, 0.0, lo_open=True)
     tpot_limit_s = real("tpot_limit_s", tpot_limit_s, 0.0, lo_open=True)
     deadline = None if max_seconds is None else time.perf_counter() + real("max_seconds", max_seconds, 0.0)
@@ -114,7 +126,8 @@ def highest_rate(cost: StepCost, replicas: int, prompt, output, ttft_limit_s: fl
         lo /= 4.0
         if lo < floor:
             raise ValueError(f"no Poisson rate down to {lo * 4:.3g} requests/s meets TTFT p{percentile:g} <= "
-                             f"{ttft_limit_s} s and TPOT p{percentile:g} <= {tpot_limit_s} s")
+                             f"ttft_limit_s = {ttft_limit_s} s and TPOT p{percentile:g} <= tpot_limit_s = "
+                             f"{tpot_limit_s} s")
         ok, stats = run(lo)
         if ok:
             break
@@ -135,7 +148,7 @@ def highest_rate(cost: StepCost, replicas: int, prompt, output, ttft_limit_s: fl
 def _tp_choices(model: Model, n_chips: int, tp):
     if tp is not None:
         return [whole("tp", tp)]
-    return [t for t in range(1, n_chips + 1) if n_chips % t == 0 and model.n_heads % t == 0]
+    return [t for t in range(1, min(n_chips, model.n_heads) + 1) if n_chips % t == 0 and model.n_heads % t == 0]
 
 
 def continuous_throughput(model, chip, n_chips: int, precision: str, prompt, output, ttft_limit_s: float,
@@ -148,8 +161,8 @@ def continuous_throughput(model, chip, n_chips: int, precision: str, prompt, out
     :data:`CHUNKS`, best kept); ``max_seconds`` bounds each search; ``kv_policy`` is the simulator's
     ("reserve", TensorRT-LLM's default, or "paged", vLLM's). A ValueError if no layout fits or meets
     the limits."""
-    m = model if isinstance(model, Model) else get_model(model)
-    n_chips = whole("n_chips", n_chips)
+    m = instance("model", model, Model, get_model)
+    n_chips = at_most("n_chips", whole("n_chips", n_chips), MAX_CHIPS, "accelbook.inference.estimate.MAX_CHIPS")
     w0 = workload(n_requests, 1.0, "poisson", 1.0, prompt, output, seed)
     mean_in, mean_out = float(w0.prompt_len.mean()), float(w0.output_len.mean())
     longest = int((w0.prompt_len + w0.output_len).max())
@@ -178,7 +191,7 @@ def continuous_throughput(model, chip, n_chips: int, precision: str, prompt, out
                                          stats["ttft_pct_s"], stats["tpot_pct_s"], float(percentile), complete, cost)
     if best is None:
         raise ValueError(f"{m.name} on {n_chips} x {chip}: no layout serves under the limits ({'; '.join(why)})")
-    return best
+    return output_fields("inference.continuous_throughput", best)
 
 
 # -- the published runs -------------------------------------------------------------------------------------

@@ -23,8 +23,9 @@ import math
 
 import numpy as np
 
+from accelbook.checks import instance, real
 from accelbook.chip.roofline import layer_ops
-from accelbook.specs.models import Model
+from accelbook.specs.models import Model, get_model
 from accelbook.training.communication import ALL_TO_ALL, collective_time
 from accelbook.training.slots import C_DOM, C_DOMBW, C_DOMLAT, C_NETBW, C_NETLAT, C_NVEC, C_TORUS
 
@@ -36,6 +37,9 @@ def weights_read_bytes(model: Model, bpe: float, tokens: float) -> float:
     untied embedding table only the tokens' rows (``tokens·d``, and a learned position's); a tied table
     is read whole as the LM head. Llama 3.1 8B: 7.50e9 of its 8.03e9 parameters at one token (the table
     is 6.5 %)."""
+    model = instance("model", model, Model, get_model)
+    real("bpe", bpe, 0.0, 8.0, lo_open=True)
+    real("tokens", tokens, 0.0, 2.0**40)
     tokens_table = model.vocab_size if model.tied_embeddings else tokens     # rows of the token table read
     positions = tokens if model.position == "learned" else 0
     return (model.params - model.embedding_params + (tokens_table + positions) * model.d_model) * bpe
@@ -46,7 +50,7 @@ def decode_attention_flops_per_context_token(model: Model) -> float:
     decode attention (:func:`accelbook.chip.roofline.layer_ops`), ``2·(d_qk + d_v)`` a layer, or
     ``2·H·(2·d_c + d_r)`` for absorbed MLA, which attends over the cached latent (DeepSeek-V3: 2·128·1,088
     = 278,528 a layer, 3.4× the 81,920 of attention with K and V rebuilt per head)."""
-    att = next(op for op in layer_ops(model, "decode", 1, 1) if op.kind == "attention")
+    att = next(op for op in layer_ops(instance("model", model, Model, get_model), "decode", 1, 1) if op.kind == "attention")
     return model.n_layers * att.flops
 
 
@@ -98,7 +102,7 @@ def dp_decode_terms(model: Model, b: float, q: int, ep: int, pp: int, c: float, 
     w_read = (weights_read_bytes(model, bpe, br * q) - w_exp * bpe) + w_exp * bpe * touched / ep
     flops = br * q * 2 * (model.matmul_params_active - a_exp) + b * q * 2 * a_exp / ep
     return dict(w_read=w_read / pp, gemm_flops=flops / pp, kv_bytes=br * c * kv_tok_chip,
-                attn_flops=br * q * c * decode_attention_flops_per_context_token(model) / pp,
+                attn_flops=br * q * c * decode_attention_flops_per_context_token(model) * model.attention_share(c) / pp,
                 rank_tokens=br * q)
 
 

@@ -11,16 +11,21 @@ shares and defaults the inference model assumes where the catalogue is silent (e
   nor a sibling has a measurement.
 - ``gemm_shape_efficiency``: what the GEMMs' shapes lose on top of that (tile and wave quantisation on
   GPUs, MXU folds on TPUs, :mod:`accelbook.chip.tiling`), FLOP-weighted over a forward pass.
+- ``elementwise_bytes_per_token``: the HBM bytes of a token's elementwise kernels between the GEMMs, the
+  training model's formula (:func:`accelbook.training.compute.elementwise_bytes`).
 """
 
 from __future__ import annotations
 
 import math
 
+from accelbook.checks import instance, one_of, output, real, whole
 from accelbook.chip.tiling import GPU_TILE, gpu_gemm, tpu_gemm
-from accelbook.specs.chips import Chip, base_id
+from accelbook.specs.chips import Chip, base_id, get_chip
 from accelbook.specs.efficiency import measured_efficiency
-from accelbook.specs.models import Model
+from accelbook.specs.models import Model, get_model
+from accelbook.training.compute import elementwise_bytes, kv_heads_per_chip, routed_ffn_width
+from accelbook.training.slots import model_vector
 
 WEIGHT_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
 MEM_EFFICIENCY = 0.85          # share of memory bandwidth decode reaches (ESTIMATE; Azure measured 92% on GB200 HBM)
@@ -41,7 +46,8 @@ def peak_precision(chip: Chip, precision: str) -> str:
 
     Raises ``ValueError`` when the chip publishes no peak at all for it.
     """
-    for p in _PEAK_FALLBACK[precision]:
+    chip = instance("chip", chip, Chip, get_chip)
+    for p in _PEAK_FALLBACK[one_of("precision", precision, WEIGHT_PRECISIONS)]:
         if p in chip.peak_dense_flop_s:
             return p
     if chip.peak_sparse_flop_s:
@@ -55,6 +61,7 @@ def nearest_peak_flop_s(chip: Chip, precision: str) -> float:
 
     Raises ``ValueError`` when the chip publishes no peak at all for it.
     """
+    chip = instance("chip", chip, Chip, get_chip)
     p = peak_precision(chip, precision)
     if p == "sparse/2":
         return max(chip.peak_sparse_flop_s.values()) / 2   # no dense figure: half the sparse one
@@ -69,6 +76,8 @@ def gemm_efficiency(chip: Chip, precision: str) -> tuple[float, str]:
     where it comes from; ``ASSUMED_GEMM_EFFICIENCY`` when there is no measurement."""
     # the answer depends on the chip's catalogue lineage and name only (not on what-if peaks): cached,
     # as sweeps ask it for every layout and batch
+    chip = instance("chip", chip, Chip, get_chip)
+    one_of("precision", precision, WEIGHT_PRECISIONS)
     key = (base_id(chip), chip.name, precision)
     if key not in _GEMM_EFF:
         try:
@@ -110,6 +119,9 @@ def layer_gemms(model: Model, M: int, tp: int) -> list[tuple[int, float, float, 
     attention projections (the output projection split along K, the others along N), the FFN (dense
     layers, and on MoE layers each active expert with ``M·top_k/E`` rows, shared experts with ``M``),
     the LM head; ``count`` is how many such GEMMs the model runs."""
+    model = instance("model", model, Model, get_model)
+    real("M", M, 1.0, 2.0**40)
+    whole("tp", tp)
     L, d = model.n_layers, model.d_model
     out = [(L, M, o, i / tp) if name == "o" else (L, M, o / tp, i) for name, (i, o) in model.attention_matrices().items()]
     up = 2 if model.ffn == "swiglu" else 1
@@ -132,6 +144,9 @@ def gemm_shape_efficiency(model: Model, chip: Chip, tokens: int, tp: int) -> flo
     tiling model). Llama 2 70B, 128 tokens on one of 8 H100s: 0.90 (the QKV projection, 1,280 columns,
     is 10 tiles, split 13 ways); 32 rows on one of 4: 0.90 (16-row tiles); one row: 0.06 (the weights' read
     binds long before); the compute time is divided by it."""
+    model, chip = instance("model", model, Model, get_model), instance("chip", chip, Chip, get_chip)
+    real("tokens", tokens, 1.0, 2.0**40)
+    whole("tp", tp)
     if chip.kind not in ("gpu", "tpu"):
         return 1.0
     key = (model.id, base_id(chip), chip.compute_units, chip.mxu_rows, chip.mxu_count, int(tokens), int(tp))
@@ -141,5 +156,22 @@ def gemm_shape_efficiency(model: Model, chip: Chip, tokens: int, tp: int) -> flo
             f = n * 2.0 * M * N * K
             flops += f
             time += f / _gemm_eta(chip, M, math.ceil(N), math.ceil(K))
-        _SHAPE_ETA[key] = flops / time
+        _SHAPE_ETA[key] = output("gemm_shape_efficiency", flops / time, lo=0.0, hi=1.0 + 1e-9)
     return _SHAPE_ETA[key]
+
+
+#: GEMM input precisions whose activations are cast before every GEMM (W8A8 FP8, W4A4 FP4)
+CAST_PRECISIONS = ("fp8", "fp4")
+
+
+def elementwise_bytes_per_token(model: Model, tp: int, precision: str) -> float:
+    """HBM bytes one token's elementwise kernels move on one chip, over all the model's layers: two
+    norms, two residual adds, RoPE on q and k, the FFN activation, and, when the GEMMs take ``fp8`` or
+    ``fp4`` inputs, the casts of those inputs (:func:`accelbook.training.compute.elementwise_bytes`, no
+    sequence parallelism, the heads and FFN split over ``tp`` chips). They are separate kernels between
+    the GEMMs, so their time adds to the step's; at a batch of 512 on Llama 2 70B in fp8 they move 21 GB
+    a step against 70 GB of weights."""
+    mv = model_vector(model, 1)
+    t = float(whole("tp", tp))
+    return model.n_layers * elementwise_bytes(mv, 1.0, t, 1.0, kv_heads_per_chip(mv, t), routed_ffn_width(mv),
+                                              precision in CAST_PRECISIONS)

@@ -122,7 +122,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import one_of, real, whole
+from accelbook.checks import at_most, one_of, output, positive_array, real, whole
 
 from .serving_kernel import COLOCATED, DECODE_ONLY, ITERATION_COLUMNS, PREFILL_ONLY, InstanceRun, reserve_instance
 from .serving_paged import paged_instance
@@ -140,7 +140,17 @@ __all__ = ["StepCost", "ServingWorkload", "workload", "LENGTH_KINDS", "ServingRe
 #: the KV-cache policies of :func:`simulate` (module docstring)
 KV_POLICIES = ("reserve", "paged")
 
+#: the most instances one simulation runs (each is a loop of its own; a fleet past this is many simulations)
+MAX_INSTANCES = 4096
+_MAX_WHERE = "accelbook.inference.serving.MAX_INSTANCES"
+
+
 # -- simulate ---------------------------------------------------------------------------------------------
+def _instances(name: str, v) -> int:
+    """A number of instances: a whole number in [1, :data:`MAX_INSTANCES`]."""
+    return at_most(name, whole(name, v), MAX_INSTANCES, _MAX_WHERE)
+
+
 def _cost_args(c: StepCost):
     return (c.fixed_s, c.weight_read_s, c.per_token_s, c.comm_per_token_s, c.decode_per_ctx_token_s,
             c.prefill_attn_per_token_s, c.max_batch, c.max_kv_tokens)
@@ -148,7 +158,7 @@ def _cost_args(c: StepCost):
 
 def _check_cost(name, c):
     if not isinstance(c, StepCost):
-        raise ValueError(f"{name} must be a StepCost, got {type(c).__name__}")
+        raise ValueError(f"{name} must be a StepCost (see inference.step_cost), got {type(c).__name__}")
     return c
 
 
@@ -212,7 +222,7 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
     if not isinstance(workload, ServingWorkload):
         raise ValueError(f"workload must be a ServingWorkload (see serving.workload), got {type(workload).__name__}")
     cost = _check_cost("cost", cost)
-    chunk = whole("chunk_tokens", chunk_tokens)
+    chunk = at_most("chunk_tokens", whole("chunk_tokens", chunk_tokens), 2**26, "a chunk of at most 2**26 tokens")
     if not isinstance(disaggregated, bool):
         raise ValueError(f"disaggregated must be True or False, got {disaggregated!r}")
     paged = _check_policy(kv_policy, disaggregated, prefix_caching)
@@ -232,7 +242,7 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
 
     bt = 1
     if not disaggregated:
-        n_inst = whole("n_instances", n_instances)
+        n_inst = _instances("n_instances", n_instances)
         for name, v in (("prefill_cost", prefill_cost), ("decode_cost", decode_cost)):
             if v is not None:
                 raise ValueError(f"{name} applies only with disaggregated=True")
@@ -250,11 +260,11 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
     else:
         if n_instances != 1:
             raise ValueError("n_instances applies to colocated serving; with disaggregated=True use n_prefill and n_decode")
-        npf, ndc = whole("n_prefill", n_prefill), whole("n_decode", n_decode)
+        npf, ndc = _instances("n_prefill", n_prefill), _instances("n_decode", n_decode)
         pc = cost if prefill_cost is None else _check_cost("prefill_cost", prefill_cost)
         dc = cost if decode_cost is None else _check_cost("decode_cost", decode_cost)
         kvb = real("kv_bytes_per_token", kv_bytes_per_token, 0.0, 1e15)
-        link = real("link_bytes_per_s", link_bytes_per_s, 0.0, lo_open=True, allow_inf=True)
+        link = real("link_bytes_per_s", link_bytes_per_s, 1.0, allow_inf=True)
         _check_fits("prefill_cost", prompt, pc, "prompt_len")
         two = out >= 2
         if two.any():
@@ -269,6 +279,8 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
             queue = mine[np.argsort(ready[mine], kind="stable")]
             run(queue, ready, dc, DECODE_ONLY, k, "decode")
     tbt = np.where(out > 1, (finish - first) / np.maximum(out - 1, 1), 0.0)
+    for what, v in (("TTFT", first - arrival), ("TBT", tbt), ("finish", finish)):
+        output(f"serving.simulate {what} (s)", v)
     return ServingResult(workload, first - arrival, tbt, finish - arrival, finish, first, admit, inst, dec_inst,
                          np.concatenate([run.gap_s for _, _, run in runs]),
                          np.concatenate([run.gap_count for _, _, run in runs]), _iterations_frame(runs),
@@ -282,9 +294,10 @@ def load_sweep(cost: StepCost, rates, n_requests: int = 2000, prompt=("lognormal
                ttft_slo_s: float = 1.0, tbt_slo_s: float = 0.1, prefix=None, **simulate_kw) -> pd.DataFrame:
     """One row per rate (requests/s): percentiles, throughput and goodput. The same seed at every
     rate (the arrivals rescale), so the curves are smooth. ``simulate_kw`` go to :func:`simulate`."""
-    rates = np.atleast_1d(np.asarray(rates, dtype=float)) if not isinstance(rates, str) else None
-    if rates is None or rates.size == 0 or not np.all(np.isfinite(rates)) or np.any(rates <= 0):
-        raise ValueError("rates must be one or more finite numbers > 0")
+    rates = np.atleast_1d(positive_array("rates", rates)).ravel()
+    if rates.size == 0 or rates.size > 1000 or np.any(rates > 1e12):
+        raise ValueError(f"rates must be 1 to 1,000 request rates in (0, 1e12] per second, got {rates.size} "
+                         f"of them, up to {rates.max(initial=0):g}")
     rows = []
     for rate in rates:
         w = workload(n_requests, float(rate), arrival, burstiness, prompt, output, seed, prefix)

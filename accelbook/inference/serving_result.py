@@ -72,6 +72,7 @@ class ServingResult:
 
     def tbt_percentile(self, q) -> float:
         """Percentile ``q`` (0-100) of all inter-token gaps (inverted CDF; 0 if there are none)."""
+        q = real("q", q, 0.0, 100.0)
         if self.gap_s.size == 0:
             return 0.0
         return float(np.percentile(self.gap_s, q, weights=self.gap_count, method="inverted_cdf"))

@@ -45,7 +45,7 @@ class StepCost:
     fixed_s: float                   # per iteration: the all-reduces' latency (hops), whatever the tokens
     weight_read_s: float             # per iteration: reading the weights once
     per_token_s: float               # per token processed (decoded or prefilled): its matmul FLOPs
-    comm_per_token_s: float          # per token processed: its all-reduce bytes
+    comm_per_token_s: float          # per token processed, added to the step: all-reduce bytes, elementwise kernels
     decode_per_ctx_token_s: float    # per token of KV cache the decoding sequences read
     prefill_attn_per_token_s: float  # per prompt token: its causal attention, at the typical prompt length
     max_batch: int                   # most sequences resident at once
@@ -77,7 +77,9 @@ def step_cost(model, chip, n_chips: int, precision: str = "fp8", tp: int | None 
     them; no pipeline stages), from the inference model's formulas: ``weight_read_s`` = reading the
     weights (for MoE, the experts one token touches), ``per_token_s`` = one token's matmul FLOPs,
     ``fixed_s`` and ``comm_per_token_s`` = the two all-reduces a layer split into their latency and
-    their bytes per token, ``decode_per_ctx_token_s`` = reading one token of KV cache,
+    their bytes per token (``comm_per_token_s`` also carries the token's elementwise kernels, which add
+    to a step as the all-reduce bytes do: :func:`~accelbook.inference.rates.elementwise_bytes_per_token`),
+    ``decode_per_ctx_token_s`` = reading one token of KV cache,
     ``prefill_attn_per_token_s`` = one prompt token's causal attention at ``input_len``."""
     e = estimate(model, chip, n_chips, 1, input_len, output_len, precision, tp=tp)
     b = e.breakdown
@@ -85,7 +87,8 @@ def step_cost(model, chip, n_chips: int, precision: str = "fp8", tp: int | None 
     if cap <= 0:
         raise ValueError(e.why_not_fit())
     return StepCost(fixed_s=b["allreduce_fixed_s"], weight_read_s=b["decode_weights_read_s"],
-                    per_token_s=b["decode_per_seq_s"], comm_per_token_s=b["allreduce_per_token_s"],
+                    per_token_s=b["decode_per_seq_s"],
+                    comm_per_token_s=b["allreduce_per_token_s"] + b["elementwise_per_token_s"],
                     decode_per_ctx_token_s=b["decode_per_ctx_token_s"],
                     prefill_attn_per_token_s=b["prefill_attention_per_token_s"],
                     max_batch=max(1, e.max_batch_size), max_kv_tokens=int(cap // b["kv_token_per_chip_bytes"]))

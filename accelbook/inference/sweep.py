@@ -1,6 +1,10 @@
 """Searching layouts: every (tp, pp, batch) that fits, the best one, the fewest chips that hold a
 model (:func:`min_chips`), and the throughput-interactivity front (tokens/s per chip against tokens/s
-per user) across systems."""
+per user) across systems.
+
+The searches are bounded: :func:`layouts` tries at most ``n_layers`` pipeline depths and ``max_tp``
+tensor-parallel degrees whatever ``n`` (a chip count of a billion lists its layouts at once), and
+:func:`min_chips` refuses a search of more than :data:`MAX_SEARCH_ESTIMATES` layouts, naming the limit."""
 
 from __future__ import annotations
 
@@ -9,22 +13,28 @@ import math
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import one_of, whole
+from accelbook.checks import instance, one_of, positive, whole, within_budget
 from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.models import Model, bytes_per_element, get_model
 
 from .estimate import InferenceEstimate, estimate, usable_bytes
+from .parallel import ATTENTION_LAYOUTS
 from .rates import WEIGHT_PRECISIONS
 
+#: the most layouts :func:`min_chips` evaluates (well under a millisecond each) before it refuses
+MAX_SEARCH_ESTIMATES = 20_000
 
-def layouts(model: Model, n: int, max_tp: int = 64, attention: str = "tp"):
+
+def layouts(model: Model | str, n: int, max_tp: int = 64, attention: str = "tp") -> list[tuple[int, int]]:
     """Every (tp, pp) with tp·pp dividing ``n``, ``tp`` dividing the model's attention heads (a chip
     holds whole heads; with ``attention="dp"`` the tp chips are expert-parallel ranks that each hold whole
     attention, so any tp), at most ``n_layers`` stages and ``max_tp`` tensor-parallel."""
-    for pp in [p for p in range(1, n + 1) if n % p == 0 and p <= model.n_layers]:
-        for tp in [t for t in range(1, min(max_tp, n // pp) + 1)
-                   if (n // pp) % t == 0 and (attention != "tp" or model.n_heads % t == 0)]:
-            yield tp, pp
+    model = instance("model", model, Model, get_model)
+    n, max_tp = whole("n", n), whole("max_tp", max_tp)
+    one_of("attention", attention, ATTENTION_LAYOUTS)
+    return [(tp, pp) for pp in range(1, min(n, model.n_layers) + 1) if n % pp == 0
+            for tp in range(1, min(max_tp, n // pp) + 1)
+            if (n // pp) % tp == 0 and (attention != "tp" or model.n_heads % tp == 0)]
 
 
 def min_chips(model: Model | str, chip: Chip | str, precision: str = "bf16", input_len: int = 0,
@@ -36,9 +46,13 @@ def min_chips(model: Model | str, chip: Chip | str, precision: str = "bf16", inp
     layout of :func:`layouts` fits the weights and ``batch_size`` sequences' KV cache at
     ``input_len + output_len`` tokens (:func:`~accelbook.inference.estimate.estimate`'s ``fits``), so
     that :func:`sweep` is not empty there. Llama 2 70B in fp16 on Groq LPU v1: 600 chips hold the
-    weights; with 1,024 + 256 tokens of cache the first count whose layouts fit is higher."""
-    model = model if isinstance(model, Model) else get_model(model)
-    chip = chip if isinstance(chip, Chip) else get_chip(chip)
+    weights; with 1,024 + 256 tokens of cache the first count whose layouts fit is higher.
+
+    Only layouts of one replica (``tp·pp = n``) are tried: a replica of fewer chips holds as much per
+    chip as it would alone, and no layout spans more than ``max_tp·n_layers`` chips; past
+    :data:`MAX_SEARCH_ESTIMATES` candidates the search is refused."""
+    model = instance("model", model, Model, get_model)
+    chip = instance("chip", chip, Chip, get_chip)
     one_of("precision", precision, WEIGHT_PRECISIONS)
     s_in, s_out = whole("input_len", input_len, 0), whole("output_len", output_len, 0)
     B, max_tp = whole("batch_size", batch_size), whole("max_tp", max_tp)
@@ -49,21 +63,30 @@ def min_chips(model: Model | str, chip: Chip | str, precision: str = "bf16", inp
         return lo
     if s_in == 0 or s_out == 0:
         raise ValueError("input_len and output_len must both be >= 1 to count the KV cache (both 0: weights only)")
-    for n in range(lo, 2 * lo + 64):
-        for tp, pp in layouts(model, n, max_tp):
-            if estimate(model, chip, n, B, s_in, s_out, precision, tp=tp, pp=pp).fits:
-                return n
-    raise ValueError(f"{model.name} with {B} × {s_in + s_out} tokens of KV cache fits no layout of up to "
-                     f"{2 * lo + 63} × {chip.name}")
+    hi = min(2 * lo + 63, max_tp * model.n_layers)
+    tps = [t for t in range(1, min(max_tp, model.n_heads) + 1) if model.n_heads % t == 0]
+    cands = sorted((tp * pp, pp, tp) for pp in range(1, model.n_layers + 1) for tp in tps if lo <= tp * pp <= hi)
+    within_budget(f"finding the fewest {chip.name} for {model.name}", len(cands), MAX_SEARCH_ESTIMATES, "layouts",
+                  "accelbook.inference.sweep.MAX_SEARCH_ESTIMATES")
+    for n, pp, tp in cands:
+        if estimate(model, chip, n, B, s_in, s_out, precision, tp=tp, pp=pp).fits:
+            return n
+    raise ValueError(f"{model.name} with {B} × {s_in + s_out} tokens of KV cache fits no layout of {lo} to "
+                     f"{hi} × {chip.name} (at most max_tp = {max_tp} × {model.n_layers} layers)")
 
 
 def sweep(model, chip, n_chips: int, input_len: int, output_len: int, precision: str = "bf16",
           batches=None, max_tp: int = 64, **kw) -> pd.DataFrame:
     """Every (tp, pp, batch) that fits on ``n_chips``: one row each, for the frontier and the search.
     ``kw`` goes to :func:`~accelbook.inference.estimate.estimate` (``attention="dp"``: DP attention + EP).
-    A row's ``flag`` says why its per-user speed is out of the model's reach (``""`` when it is not)."""
-    model = model if isinstance(model, Model) else get_model(model)
-    chip = chip if isinstance(chip, Chip) else get_chip(chip)
+    A row's ``flag`` says why its per-user speed is out of the model's reach (``""`` when it is not).
+    ``batches``: the batch sizes tried (default: powers of two to 4,096 and the largest that fits)."""
+    model = instance("model", model, Model, get_model)
+    chip = instance("chip", chip, Chip, get_chip)
+    if batches is not None:
+        if isinstance(batches, (str, bytes)) or not hasattr(batches, "__iter__"):
+            raise TypeError(f"batches must be a list of whole numbers >= 1, got {batches!r}"[:200])
+        batches = [whole("batches", b) for b in batches]
     rows = []
     for tp, pp in layouts(model, whole("n_chips", n_chips), max_tp, kw.get("attention", "tp")):
         first = estimate(model, chip, n_chips, 1, input_len, output_len, precision, tp=tp, pp=pp, **kw)
@@ -85,6 +108,9 @@ def sweep(model, chip, n_chips: int, input_len: int, output_len: int, precision:
 def max_throughput(model, chip, n_chips: int, input_len: int, output_len: int, precision: str = "bf16",
                    tpot_target_s: float | None = None, ttft_target_s: float | None = None, **kw) -> InferenceEstimate:
     """The layout and batch with the most tokens/s per chip that fit (and meet the targets, if given)."""
+    for name, v in (("tpot_target_s", tpot_target_s), ("ttft_target_s", ttft_target_s)):
+        if v is not None:
+            positive(name, v)
     df = sweep(model, chip, n_chips, input_len, output_len, precision, **kw)
     if df.empty:
         m = model if isinstance(model, Model) else get_model(model)
@@ -98,14 +124,19 @@ def max_throughput(model, chip, n_chips: int, input_len: int, output_len: int, p
     if ttft_target_s is not None:
         ok = ok[ok["ttft_s"] <= ttft_target_s]
     if ok.empty:
-        raise ValueError(f"no layout meets the targets (TPOT ≤ {tpot_target_s}, TTFT ≤ {ttft_target_s}); the fastest "
-                         f"TPOT that fits is {df['tpot_s'].min() * 1e3:.1f} ms")
+        raise ValueError(f"no layout meets the targets (tpot_target_s = {tpot_target_s}, ttft_target_s = "
+                         f"{ttft_target_s}); the fastest TPOT that fits is {df['tpot_s'].min() * 1e3:.1f} ms, the "
+                         f"fastest TTFT {df['ttft_s'].min() * 1e3:.1f} ms")
     r = ok.loc[ok["tokens_per_s_per_chip"].idxmax()]
+    kw.pop("max_tp", None)           # a sweep's argument, not an estimate's
     return estimate(model, chip, n_chips, int(r.batch), input_len, output_len, precision, tp=int(r.tp), pp=int(r.pp), **kw)
 
 
 def pareto(df: pd.DataFrame, x: str = "tokens_per_s_per_user", y: str = "tokens_per_s_per_chip") -> pd.DataFrame:
     """The points no other point beats on both ``x`` and ``y`` (higher is better), sorted by ``x``."""
+    df = instance("df", df, pd.DataFrame)
+    one_of("x", x, list(df.columns))
+    one_of("y", y, list(df.columns))
     d = df.sort_values([x, y], ascending=[False, False])
     best = -np.inf
     keep = []
@@ -119,6 +150,8 @@ def pareto(df: pd.DataFrame, x: str = "tokens_per_s_per_user", y: str = "tokens_
 def frontier(model, chips: dict, input_len: int, output_len: int, precision: str = "bf16", **kw) -> pd.DataFrame:
     """Throughput against interactivity: for each ``{label: (chip, n_chips)}``, the Pareto front of
     tokens/s per chip against tokens/s per user over every layout and batch that fits."""
+    if not isinstance(chips, dict) or not chips or not all(isinstance(v, tuple) and len(v) == 2 for v in chips.values()):
+        raise TypeError(f"chips must be a non-empty dict {{label: (chip, n_chips)}}, got {chips!r}"[:200])
     frames = []
     for label, (chip, n) in chips.items():
         df = sweep(model, chip, n, input_len, output_len, precision, **kw)

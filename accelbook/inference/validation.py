@@ -68,7 +68,9 @@ class ErrorBand:
     n: int
 
     def text(self) -> str:
-        """``median +12 %, range -22 % to +42 % over 12 published runs``."""
+        """``median +12 %, range -22 % to +42 % over 12 published runs`` (``+31 % on the one published run``)."""
+        if self.n == 1:
+            return f"{self.median:+.0%} on the one published run".replace("%", " %")
         return (f"median {self.median:+.0%}, range {self.lo:+.0%} to {self.hi:+.0%} over {self.n} published runs"
                 .replace("%", " %"))
 
@@ -82,6 +84,8 @@ def error_band(metric: str | None = None, table: pd.DataFrame | None = None,
     (one of :data:`METRICS`), or a dict metric -> band of every metric that has such rows. The table is
     :func:`validation_table` of ``data/inference_runs.toml``, computed once per session, unless given."""
     one_of("role", role, ("target", "context"))
+    if table is not None and not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be a DataFrame (validation_table()) or None, got {type(table).__name__}")
     if table is None:
         if not _TABLE:
             _TABLE.append(validation_table())

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import real, whole
+from accelbook.checks import at_most, real, whole
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,10 @@ def _prefixes(prefix_len, prefix_id, prompt):
 
 
 LENGTH_KINDS = ("fixed", "uniform", "lognormal")
+#: bounds on a workload (memory: a few int64 arrays of ``n_requests``; lengths: far past any context)
+MAX_REQUESTS = 2**22
+MAX_LEN = 2**26
+_WHERE = "accelbook.inference.workload.MAX_LEN"
 
 
 def _lengths(name, spec, n, rng) -> np.ndarray:
@@ -96,11 +100,12 @@ def _lengths(name, spec, n, rng) -> np.ndarray:
     if kind == "fixed":
         if len(args) != 1:
             raise ValueError(f"{name}: ('fixed', n) takes one number, got {spec!r}")
-        return np.full(n, whole(f"{name} length", args[0]), dtype=np.int64)
+        return np.full(n, at_most(f"{name} length", whole(f"{name} length", args[0]), MAX_LEN, _WHERE), dtype=np.int64)
     if kind == "uniform":
         if len(args) != 2:
             raise ValueError(f"{name}: ('uniform', lo, hi) takes two numbers, got {spec!r}")
-        lo, hi = whole(f"{name} lo", args[0]), whole(f"{name} hi", args[1])
+        lo = at_most(f"{name} lo", whole(f"{name} lo", args[0]), MAX_LEN, _WHERE)
+        hi = at_most(f"{name} hi", whole(f"{name} hi", args[1]), MAX_LEN, _WHERE)
         if hi < lo:
             raise ValueError(f"{name}: hi = {hi} is below lo = {lo}")
         return rng.integers(lo, hi + 1, size=n).astype(np.int64)
@@ -108,7 +113,7 @@ def _lengths(name, spec, n, rng) -> np.ndarray:
         raise ValueError(f"{name}: ('lognormal', mean, sigma[, max]) takes two or three numbers, got {spec!r}")
     mean = real(f"{name} mean", args[0], 1.0, 1e9)
     sigma = real(f"{name} sigma", args[1], 0.0, 5.0)
-    mx = whole(f"{name} max", args[2]) if len(args) == 3 else 2**40
+    mx = at_most(f"{name} max", whole(f"{name} max", args[2]), MAX_LEN, _WHERE) if len(args) == 3 else MAX_LEN
     x = rng.lognormal(math.log(mean) - sigma**2 / 2, sigma, size=n)
     return np.clip(np.rint(x), 1, mx).astype(np.int64)
 
@@ -121,7 +126,8 @@ def workload(n_requests: int, rate_per_s: float, arrival: str = "poisson", burst
     or ``("lognormal", mean, sigma[, max])``. ``prefix``: ``(length, share[, n_prefixes])``, a system
     prompt of ``length`` tokens before the drawn prompt of a fraction ``share`` of the requests, one
     of ``n_prefixes`` (default 1) at random."""
-    n = whole("n_requests", n_requests)
+    n = at_most("n_requests", whole("n_requests", n_requests), MAX_REQUESTS,
+                "accelbook.inference.workload.MAX_REQUESTS")
     rate = real("rate_per_s", rate_per_s, 0.0, 1e12, lo_open=True)
     if arrival not in ("poisson", "bursty"):
         raise ValueError(f"arrival must be 'poisson' or 'bursty', got {arrival!r}")
@@ -138,8 +144,10 @@ def workload(n_requests: int, rate_per_s: float, arrival: str = "poisson", burst
         return ServingWorkload(np.cumsum(gaps), p, o)
     if not isinstance(prefix, (tuple, list)) or len(prefix) not in (2, 3):
         raise ValueError(f"prefix must be (length, share[, n_prefixes]), got {prefix!r}")
-    length, share = whole("prefix length", prefix[0]), real("prefix share", prefix[1], 0.0, 1.0)
-    k = whole("prefix n_prefixes", prefix[2]) if len(prefix) == 3 else 1
+    length = at_most("prefix length", whole("prefix length", prefix[0]), MAX_LEN, _WHERE)
+    share = real("prefix share", prefix[1], 0.0, 1.0)
+    k = at_most("prefix n_prefixes", whole("prefix n_prefixes", prefix[2]), MAX_REQUESTS,
+                "accelbook.inference.workload.MAX_REQUESTS") if len(prefix) == 3 else 1
     shares = rng.random(n) < share
     ids = np.where(shares, rng.integers(0, k, size=n), -1)
     plen = np.where(shares, length, 0)

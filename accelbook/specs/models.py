@@ -15,6 +15,10 @@ Symbols (as in the docstrings and notebooks):
   ``s`` tokens without causal masking. Training: ``C_train = 3·C_fwd`` (6N + 12·L·H·d_h·s).
 - KV cache per token: ``2·L·H_kv·d_h·b`` for MHA/GQA/MQA; ``L·(d_c + d_r)·b`` for MLA
   (DeepSeek-V2, arXiv:2405.04434), ``b`` bytes per element.
+- Local attention (:mod:`accelbook.specs.windows`: a sliding window or chunks of ``W`` tokens on
+  ``L_loc`` of the layers): the KV cache of a sequence of ``s`` tokens holds ``L_glob·s + L_loc·min(s, W)``
+  token-layers (:meth:`Model.kv_cache_bytes`), and the attention term sums each layer's keys
+  (:meth:`Model.attended_keys`). A model without a window gives the formulas above exactly.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 import pandas as pd
+
+from accelbook.checks import real
 
 from .loader import (
     DATA_DIR,
@@ -41,6 +47,7 @@ from .loader import (
     user_sources,
 )
 from .registry import generation, registered
+from .windows import Window, parse_window, window_fields
 
 BYTES_PER_ELEMENT: Mapping[str, float] = MappingProxyType(
     {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp6": 0.75, "fp4": 0.5}
@@ -49,7 +56,7 @@ BYTES_PER_ELEMENT: Mapping[str, float] = MappingProxyType(
 _INT_KEYS = {"n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff", "vocab_size", "max_seq_len"}
 _REQUIRED = {"name", "family", "n_layers", "d_model", "n_heads", "d_ff", "vocab_size", "ffn"}
 _OPTIONAL = {"aliases", "year", "n_kv_heads", "head_dim", "tied_embeddings", "position", "max_seq_len",
-             "bias", "norm", "moe", "mla", "published_params", "published_active_params", "notes"}
+             "bias", "norm", "moe", "mla", "window", "published_params", "published_active_params", "notes"}
 #: router balancing methods with a measured load imbalance (data/moe_balance.toml)
 BALANCING = ("aux_loss", "aux_loss_free", "forced")
 _MOE_KEYS = {"n_experts", "top_k", "d_ff_expert", "n_shared_experts", "n_dense_layers", "balancing", "node_limit"}
@@ -102,6 +109,7 @@ class Model:
     norm: str = "rmsnorm"             # "rmsnorm" (d params) or "layernorm" (2d params)
     moe: MoE | None = None
     mla: MLA | None = None
+    window: Window | None = None      # local attention (sliding or chunked) on some layers; None: all full
     year: int | None = None
     aliases: tuple[str, ...] = ()
     notes: str = ""
@@ -133,6 +141,11 @@ class Model:
     @property
     def n_dense_ffn_layers(self) -> int:
         return self.n_layers - self.n_moe_layers
+
+    @property
+    def n_local_layers(self) -> int:
+        """``L_loc``: layers attending within a window (0 without one)."""
+        return 0 if self.window is None else self.window.n_local(self.n_layers)
 
     # -- parameters per block ------------------------------------------------------------------
     def attention_matrices(self) -> dict[str, tuple[int, int]]:
@@ -235,11 +248,15 @@ class Model:
         ``C_fwd = 2·N_mm + 2·L·s·(d_qk + d_v)``, which is ``2N + 4·L·s·H·d_h`` for MHA/GQA;
         ``causal=True`` halves the attention term (work a causal kernel actually does).
         ``training=True`` returns ``3·C_fwd`` (backward = 2× forward), PaLM's 6N + 12·L·H·Q·T.
+        With a window, ``L·s`` (``L·s/2`` causal) becomes :meth:`attended_keys`, each layer's keys summed.
         """
         if isinstance(seq_len, bool) or not float(seq_len).is_integer() or seq_len < 1:
             raise ValueError(f"seq_len must be a whole number of tokens >= 1, got {seq_len!r}")
         d_qk, d_v = self.attention_dim
-        attn = 2.0 * self.n_layers * seq_len * (d_qk + d_v) * (0.5 if causal else 1.0)
+        if self.window is None:
+            attn = 2.0 * self.n_layers * seq_len * (d_qk + d_v) * (0.5 if causal else 1.0)
+        else:
+            attn = 2.0 * self.attended_keys(seq_len, causal) * (d_qk + d_v)
         fwd = 2.0 * self.matmul_params_active + attn
         return 3.0 * fwd if training else fwd
 
@@ -249,6 +266,55 @@ class Model:
         if self.mla is not None:
             return self.n_layers * (self.mla.kv_lora_rank + self.mla.qk_rope_head_dim) * b
         return 2.0 * self.n_layers * self.kv_heads * self.d_head * b
+
+    def attended_keys(self, seq_len: float, causal: bool = False) -> float:
+        """``Σ_l K_l``: keys one query attends to, summed over the layers, at context ``s`` = seq_len.
+
+        ``L·s`` (``L·s/2`` causal, the mean over the ``s`` queries) without a window; with one
+        ``L_glob·s·(½ causal) + L_loc·K_loc(s)`` (:meth:`accelbook.specs.windows.Window.keys`).
+        Gemma 3 27B at s = 32,768, full: 10·32,768 + 52·1,024 = 380,928 (62·32,768 = 2,031,616 without).
+        """
+        s = real("seq_len", seq_len, 0.0, lo_open=True)
+        half = 0.5 if causal else 1.0
+        if self.window is None:
+            return self.n_layers * s * half
+        w, L = self.window, self.n_layers
+        return w.n_global(L) * s * half + w.n_local(L) * w.keys(s, causal)
+
+    def kv_cache_bytes(self, context: float, precision: str = "bf16") -> float:
+        """KV-cache bytes of one sequence of ``s`` = context tokens: ``s·kv_cache_bytes_per_token`` without a
+        window; with one, each layer keeps ``min(s, W)`` tokens if local and ``s`` if global:
+        ``(L_glob·s + L_loc·min(s, W))·(bytes a layer keeps per token)``.
+        Gemma 3 27B, bf16, s = 32,768: (10·32,768 + 52·1,024)·2·16·128·2 B = 3,120,562,176 B.
+        """
+        s = real("context", context, 0.0)
+        if self.window is None:
+            return self.kv_cache_bytes_per_token(precision) * s
+        w, L = self.window, self.n_layers
+        per_layer = self.kv_cache_bytes_per_token(precision) / L
+        return (w.n_global(L) * s + w.n_local(L) * w.cached_tokens(s)) * per_layer
+
+    def kv_bytes_per_token_at(self, context: float, precision: str = "bf16") -> float:
+        """Mean KV-cache bytes per token of a sequence of ``context`` tokens: ``kv_cache_bytes(s) / s``;
+        exactly :meth:`kv_cache_bytes_per_token` for a model without a window (whatever ``s``)."""
+        s = real("context", context, 0.0, lo_open=True)
+        if self.window is None:
+            return self.kv_cache_bytes_per_token(precision)
+        return self.kv_cache_bytes(s, precision) / s
+
+    def attention_share(self, seq_len: float, causal: bool = False) -> float:
+        """The attention term's share of its full-attention value at context ``s``:
+        ``attended_keys(s) / (L·s)`` (``/(L·s/2)`` causal); exactly 1.0 without a window."""
+        if self.window is None:
+            return 1.0
+        return self.attended_keys(seq_len, causal) / (self.n_layers * seq_len * (0.5 if causal else 1.0))
+
+    def kv_share(self, context: float) -> float:
+        """The KV cache's share of a full-attention cache at ``context`` tokens:
+        ``(L_glob·s + L_loc·min(s, W)) / (L·s)``; exactly 1.0 without a window."""
+        if self.window is None:
+            return 1.0
+        return self.kv_bytes_per_token_at(context) / self.kv_cache_bytes_per_token()
 
     def weight_bytes(self, precision: str = "bf16") -> float:
         return self.params * bytes_per_element(precision)
@@ -301,6 +367,7 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
         if key in entry and not isinstance(entry[key], dict):
             raise CatalogueError(path, mid, key, f"must be a table like {key} = {{ ... }}, got {entry[key]!r}")
     moe = mla = None
+    window = parse_window(path, mid, entry["window"], MAX_SHAPE) if "window" in entry else None
     if "moe" in entry:
         t = entry["moe"]
         check_keys(path, mid + ".moe", t, required={"n_experts", "top_k", "d_ff_expert"}, optional=_MOE_KEYS)
@@ -336,7 +403,7 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
     return Model(
         id=mid, name=str(entry["name"]), family=str(entry["family"]), ffn=entry["ffn"],
         tied_embeddings=entry.get("tied_embeddings", False), position=entry.get("position", "rope"),
-        bias=entry.get("bias", False), norm=entry.get("norm", "rmsnorm"), moe=moe, mla=mla,
+        bias=entry.get("bias", False), norm=entry.get("norm", "rmsnorm"), moe=moe, mla=mla, window=window,
         year=year, aliases=tuple(aliases), notes=str(entry.get("notes", "")),
         provenance=MappingProxyType(prov), **kw,
     )
@@ -386,5 +453,6 @@ def models(*extra_files: str | Path, seq_len: int = 4096) -> pd.DataFrame:
             "params_error": (m.params / m.published_params - 1) if m.published_params else None,
             "train_flop_per_token": m.flops_per_token(seq_len, training=True),
             "kv_bytes_per_token_bf16": m.kv_cache_bytes_per_token("bf16"),
+            **window_fields(m.window),
         })
     return pd.DataFrame(rows)

@@ -19,6 +19,8 @@ def resolve(model: Model | str, chip: Chip | str | None, cluster: Cluster | str 
     """(model, chip, cluster) from names or objects. The chip defaults to the cluster's, the
     cluster to the chip's own (DGX H100, TPU v5p pod, ...)."""
     model = model if isinstance(model, Model) else get_model(model)
+    if cluster is not None and not isinstance(cluster, (Cluster, str)):
+        raise TypeError(f"cluster must be a Cluster, its id or None, got {type(cluster).__name__} {cluster!r}"[:200])
     if cluster is not None:
         cl = get_cluster(cluster)
         chip = chip if chip is not None else cl.chip_id

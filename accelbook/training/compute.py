@@ -6,7 +6,7 @@ tokens of a microbatch on one chip:
 - a GEMM ``[M×K]·[K×N]`` takes ``max(2MNK / (P·η_meas·η_shape), bytes / B_hbm)``: ``η_meas`` the
   measured large-GEMM fraction of peak, ``η_shape`` the tile/wave (GPU, 128×128×64 tiles) or MXU
   fold (TPU) efficiency of the shape (:mod:`accelbook.chip.tiling`);
-- attention (FlashAttention) does ``2·T·s·(d_qk + d_v)/tp · ½`` causal FLOPs forward at the
+- attention (FlashAttention) does ``2·T·s·(d_qk + d_v)/tp · ½ · M_ATT`` causal FLOPs forward (M_ATT: a window's share) at the
   measured attention efficiency; unfused attention runs its score GEMMs at GEMM efficiency and
   writes, reads and writes back the scores in HBM;
 - norms, residuals, RoPE, activations and FP8 casts stream their bytes through HBM;
@@ -35,6 +35,7 @@ from .slots import (
     C_PEAK_ATT,
     C_SMS,
     C_TPU,
+    M_ATT,
     M_D,
     M_DFF,
     M_DFFE,
@@ -151,7 +152,7 @@ def imbalance_time(mv, ep, t_routed):
 def attention_time(mv, c, T, s, tp, cp, mb, flash):
     """Forward attention time (s) of one layer: (t_a, t_a_mem), the FLOPs' time and, unfused, the
     scores' HBM traffic (written, read, written back: ``3·2·mb·(h/tp)·(s/cp)·s`` bytes)."""
-    att_flop = 2.0 * T * s * (mv[M_DQK] + mv[M_DV]) / tp * 0.5
+    att_flop = 2.0 * T * s * (mv[M_DQK] + mv[M_DV]) / tp * 0.5 * mv[M_ATT]   # M_ATT: a window's share (1.0 without)
     if flash:
         return att_flop / (c[C_PEAK_ATT] * c[C_ETA_ATT]), 0.0
     t_a = att_flop / (c[C_PEAK_ATT] * c[C_ETA])
@@ -160,15 +161,26 @@ def attention_time(mv, c, T, s, tp, cp, mb, flash):
 
 
 @njit(cache=True, inline="always")
-def elementwise_time(mv, c, T, tp, sp, kv_loc, dff_eff):
-    """Forward time (s) of the HBM-bound elementwise work of one layer: norms and residuals (split
-    by sequence parallelism ``sp``), RoPE on q and k, the FFN activation, and FP8 casts."""
+def elementwise_bytes(mv, T, tp, sp, kv_loc, dff_eff, fp8):
+    """HBM bytes of one layer's elementwise work for ``T`` tokens (bf16 activations), one chip's share:
+    two norms (read and write ``d``: ``2·2·d``) and two residual adds (read two, write one: ``2·3·d``),
+    split by sequence parallelism ``sp``; RoPE on q and k (``2·2·(h/tp + kv_loc)·d_head``); the FFN
+    activation (``2·n_mats·d_ff/tp``: SwiGLU reads gate and up, writes one); and, when the GEMMs run in
+    FP8, the casts of every GEMM input (read bf16, write fp8: ``3·(d + d_v/tp + d + d_ff/tp)``). The
+    training kernel and the inference model (decode, prefill, serving steps) both charge these bytes."""
     d = mv[M_D]
     elem = 2.0 * (2.0 * 2.0 * d + 2.0 * 3.0 * d) / sp + 2.0 * 2.0 * (mv[M_H] / tp + kv_loc) * mv[M_DH] \
         + (mv[M_NM] * 2.0) * dff_eff / tp
-    if c[C_BPE] == 1.0:   # FP8 casts of every GEMM input (read bf16, write fp8)
+    if fp8:   # FP8 casts of every GEMM input (read bf16, write fp8)
         elem += 3.0 * (d + mv[M_DV] / tp + d + dff_eff / tp)
-    return T * elem / c[C_HBMBW]
+    return T * elem
+
+
+@njit(cache=True, inline="always")
+def elementwise_time(mv, c, T, tp, sp, kv_loc, dff_eff):
+    """Forward time (s) of the HBM-bound elementwise work of one layer (:func:`elementwise_bytes`) at
+    the chip's achievable HBM bandwidth."""
+    return elementwise_bytes(mv, T, tp, sp, kv_loc, dff_eff, c[C_BPE] == 1.0) / c[C_HBMBW]
 
 
 @njit(cache=True, inline="always")

@@ -18,6 +18,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
+from accelbook.checks import real
 from accelbook.specs.loader import DATA_DIR, Provenance, check_keys, load_sources, parse_quantity, read_table_file
 
 OVERHEADS_PATH = DATA_DIR / "training_overheads.toml"
@@ -73,4 +74,5 @@ def goodput_words(goodput=None) -> str:
 def time_to_train_words(ideal_s: float, goodput=None) -> str:
     """``"82.5 days at 100 % → 91.7 days at the 90 % effective training time Llama 3 reported (…)"``."""
     g = check_goodput(goodput)
+    real("ideal_s", ideal_s, 0.0)
     return f"{ideal_s / 86400:,.1f} days at 100 % → **{ideal_s / g / 86400:,.1f} days** at {goodput_words(g)}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import fraction, one_of, whole
+from accelbook.checks import fraction, one_of, output_fields, whole
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, usable_memory_bytes
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.models import Model
@@ -87,7 +87,7 @@ def search_space(model: Model, n: int, max_tp: int = 64, max_cp: int = 32, **fix
             names = {"recompute": RECOMPUTE, "grad_sync": GRAD_SYNC, "schedule": SCHEDULES}[k]
             vals = [names.index(one_of(k, x, names)) for x in vals]
         elif k == "zero_stage":
-            vals = [one_of("zero_stage", x, ZERO_STAGES) for x in vals]
+            vals = [one_of("zero_stage", whole("zero_stage", x, 0), ZERO_STAGES) for x in vals]
         else:
             vals = [whole(k, x) for x in vals]
         space[k] = np.array(vals, dtype=space[k].dtype)
@@ -160,7 +160,7 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
         order = order[:whole("top", top)]
     df = _frame(cfg[order], res[order])
     # the kernel's MFU is causal attention at the run's own peak; report the one convention (mfu.py)
-    kernel_mfu = df["mfu"].to_numpy()
+    kernel_mfu = output_fields("training.search", {"kernel_mfu": df["mfu"].to_numpy()}, fractions={"kernel_mfu"})["kernel_mfu"]
     df["mfu"] = model_flops_utilisation(df["tokens_per_s_per_chip"].to_numpy(), model, chip, s, precision)
     df["hfu"] = df["mfu"] * np.divide(df["hfu"].to_numpy(), kernel_mfu, out=np.ones(len(df)), where=kernel_mfu > 0)
     df["why"] = _why(df)
@@ -173,7 +173,7 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
                                 precision=precision,
                                 cluster=cl, flash_attention=flash_attention, sequence_parallel=sequence_parallel,
                                 memory_reserve=memory_reserve, tp_overlap=tp_overlap, cp_comm=cp_comm)
-    return df
+    return output_fields("training.search", df, fractions={"kernel_mfu"}) if len(df) else df
 
 
 def search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision, cluster, flash_attention,

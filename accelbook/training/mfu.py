@@ -31,9 +31,13 @@ FLOPs are ×4/3 while the logit layer's (6·V·d per token) are not.
 
 from __future__ import annotations
 
-from accelbook.checks import one_of
-from accelbook.specs.chips import Chip
-from accelbook.specs.models import Model
+import numpy as np
+
+from accelbook.checks import at_most, instance, one_of, output, positive_array, real, whole
+from accelbook.specs.chips import Chip, get_chip
+from accelbook.specs.models import Model, get_model
+
+from .arguments import MAX_SEQ_LEN
 
 #: how the attention scores are counted: every score, or the causal half
 ATTENTION_COUNTS = ("full", "causal")
@@ -59,6 +63,10 @@ def counted_flops_per_token(model: Model, seq_len: int, attention: str = DEFAULT
     ``C_head + (C - C_head)·4/3`` with ``C_head = 6·V·d`` (the logit layer is not recomputed).
     """
     one_of("attention", attention, ATTENTION_COUNTS)
+    model = instance("model", model, Model, get_model)
+    seq_len = at_most("seq_len", whole("seq_len", seq_len), MAX_SEQ_LEN, "accelbook.training.arguments.MAX_SEQ_LEN")
+    if not isinstance(hardware_recompute, (bool, np.bool_)):
+        raise TypeError(f"hardware_recompute must be True or False, got {hardware_recompute!r}")
     flops = model.flops_per_token(seq_len, training=True, causal=attention == "causal")
     if hardware_recompute:
         head = 6.0 * model.vocab_size * model.d_model
@@ -69,6 +77,7 @@ def counted_flops_per_token(model: Model, seq_len: int, attention: str = DEFAULT
 def reference_peak_flop_s(chip: Chip, precision: str = "bf16", peak: str = DEFAULT_PEAK) -> float:
     """The peak ``P`` (FLOP/s) MFU divides by: the dense bf16 peak, or that at ``precision``."""
     one_of("peak", peak, PEAKS)
+    chip = instance("chip", chip, Chip, get_chip)
     return chip.peak_flop_s("bf16" if peak == "bf16" else precision)
 
 
@@ -80,5 +89,8 @@ def model_flops_utilisation(tokens_per_s_per_chip: float, model: Model, chip: Ch
     ``P`` = :func:`reference_peak_flop_s` (``peak``). Default: full attention, bf16 peak (see the
     module docstring for why and the sources).
     """
-    return tokens_per_s_per_chip * counted_flops_per_token(model, seq_len, attention) \
-        / reference_peak_flop_s(chip, precision, peak)
+    tps = (positive_array("tokens_per_s_per_chip", tokens_per_s_per_chip, allow_zero=True)
+           if isinstance(tokens_per_s_per_chip, np.ndarray) else
+           real("tokens_per_s_per_chip", tokens_per_s_per_chip, 0.0, 1e15))
+    return output("training.model_flops_utilisation MFU", tps * counted_flops_per_token(model, seq_len, attention)
+                  / reference_peak_flop_s(chip, precision, peak))

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from accelbook.checks import positive
+from accelbook.checks import output_fields, positive
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, usable_memory_bytes
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.models import Model
@@ -65,7 +65,9 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
         try:
             base = best_config(model, chip, counts[-1], gbt_of(counts[-1]), seq_len, precision, cl, fixed)
         except ValueError as e:
-            raise ValueError(f"no layout fits at the largest count ({counts[-1]:,} chips): {e}") from None
+            raise ValueError(f"no layout fits at the largest of chip_counts ({counts[-1]:,} chips, a global batch of "
+                             f"{gbt_of(counts[-1]):,} tokens from batch_tokens_per_chip or global_batch_tokens): "
+                             f"{e}") from None
     vecs = (model_vector(model, seq_len), *chip_vector(chip, cl, precision, seq_len, attention_head_dim(model)))
     for n in counts:
         gbt = gbt_of(n)
@@ -93,7 +95,7 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
         ref_n = out.loc[first, "n_chips"]
         out["efficiency_note"] = [superlinear_reason(*times[ref_n], *times[n]) if e > 1.0 else ""
                                   for n, e in zip(out["n_chips"], out["efficiency"].fillna(0.0))]
-    return out
+    return output_fields("training.scaling", out, fractions={"comm_share"}, missing_ok=True)
 
 
 def superlinear_reason(ref_time: dict, ref_tokens: float, ref_config: dict, time: dict, tokens: float,

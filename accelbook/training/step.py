@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import fraction, one_of, whole
+from accelbook.checks import fraction, one_of, output_fields, whole
+from accelbook.limits import grouped_sentence, seconds_words
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, get_chip, usable_memory_bytes
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.models import Model
@@ -43,6 +44,13 @@ TIME_LABELS = {"t_gemm_s": "matmuls", "t_attention_s": "attention", "t_elementwi
                "t_dp_comm_s": "data-parallel comm (exposed)", "t_dp_bucket_s": "data-parallel last bucket", "t_optimizer_s": "optimizer step",
                "t_permute_s": "MoE token permutation", "t_imbalance_s": "expert load imbalance",
                "t_overlap_s": "compute slowed by hidden comm", "t_stage_imbalance_s": "pipeline stage imbalance"}
+#: what binds a step (``TrainingEstimate.limit``): its time parts grouped by the resource they wait on
+LIMIT_GROUPS = {
+    "compute": ("t_gemm_s", "t_attention_s", "t_recompute_s", "t_lm_head_s", "t_overlap_s"),
+    "memory-bandwidth": ("t_elementwise_s", "t_optimizer_s", "t_permute_s"),
+    "communication": ("t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s", "t_dp_comm_s", "t_dp_bucket_s"),
+    "pipeline": ("t_bubble_s", "t_stage_imbalance_s"),
+    "load-imbalance": ("t_imbalance_s",)}
 #: ``TrainingEstimate.memory`` key (a result field) -> its display label
 MEMORY_LABELS = {"mem_weights_bytes": "weights", "mem_grads_bytes": "gradients",
                  "mem_optimizer_bytes": "optimizer states", "mem_activations_bytes": "activations",
@@ -128,6 +136,14 @@ class TrainingEstimate:
         """The ideal time and the time at ``goodput``, in words: ``"82.5 days at 100 % → **91.7 days** at
         the 90 % effective training time Llama 3 reported (…)"``."""
         return time_to_train_words(self.time_to_train(tokens, 1.0), goodput)
+
+    @property
+    def limit(self) -> str:
+        """Which limit binds the step, in plain words: the group of parts that takes longest (compute,
+        memory traffic, communication, the pipeline) and the four largest parts with their times
+        (:func:`accelbook.limits.grouped_sentence`)."""
+        groups = {g: {TIME_LABELS[k]: v for k, v in self.time.items() if k in keys} for g, keys in LIMIT_GROUPS.items()}
+        return grouped_sentence(groups, f"each {seconds_words(self.step_time_s)} step is ", top=4, by_size=True)
 
     def breakdown(self) -> pd.DataFrame:
         """Tidy table for reading: component (display label), kind (time/memory), value (s or bytes),
@@ -313,7 +329,10 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     s = sequence_length(seq_len)
     tp, pp, cp, ep, mb, vp = (whole(k, v) for k, v in
                               (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep), ("microbatch", microbatch), ("vp", vp)))
-    one_of("zero_stage", zero_stage, ZERO_STAGES)
+    one_of("zero_stage", whole("zero_stage", zero_stage, 0), ZERO_STAGES)     # True is not a stage
+    for name, v in (("flash_attention", flash_attention), ("sequence_parallel", sequence_parallel)):
+        if not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {v!r}"[:200])
     one_of("recompute", recompute, RECOMPUTE)
     grad_sync = check_grad_sync(zero_stage, grad_sync)
     reserve = memory_reserve_fraction(memory_reserve)
@@ -332,4 +351,15 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
                   grad_sync=grad_sync, schedule=schedule, precision=precision, seq_len=s, global_batch_sequences=B,
                   flash_attention=bool(flash_attention), sequence_parallel=bool(sequence_parallel), cp_comm=cp_comm)
     est = to_estimate(out, model, chip, cl, n, config, mv, notes, flash_attention, reserve)
-    return dataclasses.replace(est, assumptions=est.assumptions + tuple(layout_assumptions(est.config)))
+    return _checked(dataclasses.replace(est, assumptions=est.assumptions + tuple(layout_assumptions(est.config))))
+
+
+def _checked(est: TrainingEstimate) -> TrainingEstimate:
+    """``est`` if every number in it is finite and >= 0 and the chips do no more than their peak: the
+    model FLOPs with causal attention over the peak at the run's precision at most 1 (``mfu`` itself is
+    over the bf16 peak, so an fp8 run may pass 1 there)."""
+    u = output_fields("training.estimate", est).mfu_by_convention.get(("causal", "precision"))
+    if u is not None and u > 1 + 1e-9:
+        raise ValueError(f"training.estimate returned a utilisation of {u:.3f} of the {est.config['precision']} peak "
+                         "(model FLOPs, causal attention), above 1: a model bug or inputs at its edge")
+    return est

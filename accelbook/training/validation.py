@@ -183,6 +183,8 @@ def error_band(table: pd.DataFrame | None = None, role: str = "target") -> Error
     model is optimistic. Rows not evaluated (no ``error``) are left out of ``n``.
     """
     one_of("role", role, ROLES)
+    if table is not None and not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be a DataFrame (validation_table()) or None, got {type(table).__name__}")
     t = _default_table() if table is None else table
     err = t.loc[t["role"] == role, "error"].dropna() if "error" in t else pd.Series(dtype=float)
     if err.empty:

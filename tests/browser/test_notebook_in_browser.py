@@ -39,7 +39,7 @@ MORE_CASES = [("02_inside_the_chip.ipynb", "M (rows of A)"), ("03_interconnects.
               ("04_distributed_training.ipynb", "chips"), ("05_moe_all_to_all.ipynb", "experts"),
               ("06_inference_prefill_decode.ipynb", "batch"), ("07_inference_asics.ipynb", "input tokens"),
               ("08_token_economics_and_hybrid.ipynb", "utilisation"), ("09_design_your_chip.ipynb", "die area (mm²)"),
-              ("10_number_formats.ipynb", "batch")]
+              ("10_number_formats.ipynb", "batch"), ("11_design_spaces_at_scale.ipynb", "seeds")]
 CASES = [(NOTEBOOK.name, SLIDER_LABEL)] + ([] if "ACCELBOOK_BROWSER_NOTEBOOK" in os.environ else MORE_CASES)
 DASHBOARD_CSS = ".accelbook-dashboard"  # the dashboard's VBox
 CHART_CSS = ".accelbook-chart"  # the HTML widget holding the chart as inline <svg>

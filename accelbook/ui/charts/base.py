@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 WIDTH = 480
@@ -36,7 +37,8 @@ class Figure:
         self.spec = spec
 
     @classmethod
-    def from_template(cls, template: dict[str, Any], title: str | None = None, **frames: pd.DataFrame) -> "Figure":
+    def from_template(cls, template: dict[str, Any], title: str | None = None,
+                      **frames: pd.DataFrame | list[dict[str, Any]]) -> "Figure":
         spec = copy.deepcopy(template)
         spec["datasets"] = {name: records(df) for name, df in frames.items()}
         if title is not None:
@@ -78,7 +80,10 @@ def vl_version() -> str:
     return f"v{major}_{minor}"
 
 
-def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+def records(df: pd.DataFrame | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A frame as a list of JSON-ready rows; a list of rows (plain Python numbers and strings) as it is."""
+    if isinstance(df, list):
+        return df
     return json.loads(df.to_json(orient="records", double_precision=10))
 
 
@@ -114,6 +119,69 @@ def stack(*figures: Figure, direction: str = "v", title: str = "") -> Figure:
     if title:
         spec["title"] = title
     return Figure(spec)
+
+
+#: pixels per character and per line of a 10-px label (Vega's default sans-serif; a little generous)
+CHAR_PX = 6.0
+LINE_PX = 12.0
+
+
+def log_px(values, domain: tuple[float, float], length: float, flip: bool = False):
+    """Pixel positions of ``values`` on a log axis over ``domain`` drawn ``length`` pixels long
+    (``flip``: a y axis, 0 at the top)."""
+    lo, hi = np.log(domain[0]), np.log(domain[1])
+    px = (np.log(np.asarray(values, dtype=float)) - lo) / (hi - lo) * length
+    return length - px if flip else px
+
+
+def log_value(px, domain: tuple[float, float], length: float, flip: bool = False):
+    """The inverse of :func:`log_px`: the data value at pixel ``px``."""
+    lo, hi = np.log(domain[0]), np.log(domain[1])
+    frac = (length - np.asarray(px, dtype=float) if flip else np.asarray(px, dtype=float)) / length
+    return np.exp(lo + frac * (hi - lo))
+
+
+def _overlap(a, b) -> float:
+    """Area shared by two boxes (x0, y0, x1, y1)."""
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def place_labels(px, py, texts, width: float, height: float, radius: float = 6.0,
+                 obstacles=()) -> list[tuple[float, float]]:
+    """Centres (pixels) for a label beside each point (``px``, ``py``) such that labels overlap no other
+    label, no point and no box of ``obstacles``, and stay inside ``width`` × ``height`` where they can.
+
+    Greedy, from the most crowded point out: each label takes the nearest of the places around its
+    point (right, left, above, below and the four corners; then the same one, two and three lines
+    farther out) that collides least (overlap area with labels, twice that with points, plus ten times
+    any area outside the plot), the first free one if there is one. A label box is ``CHAR_PX`` per
+    character wide and ``LINE_PX`` high, centred on the returned point.
+    """
+    pts = [(x - radius, y - radius, x + radius, y + radius) for x, y in zip(px, py)]
+    placed = [tuple(b) for b in obstacles]
+    crowd = [sum(abs(x - x2) < 80 and abs(y - y2) < 30 for x2, y2 in zip(px, py)) for x, y in zip(px, py)]
+    centres: list[tuple[float, float]] = [(0.0, 0.0)] * len(texts)
+    for i in sorted(range(len(texts)), key=lambda k: -crowd[k]):
+        w, h = CHAR_PX * len(str(texts[i])) + 2, LINE_PX
+        cands = []
+        for ring in range(4):
+            g = radius + 3 + ring * h
+            cands += [(g + w / 2, 0), (-g - w / 2, 0), (0, -g - h / 2), (0, g + h / 2), (g + w / 2, -g),
+                      (-g - w / 2, -g), (g + w / 2, g), (-g - w / 2, g)]
+        best, best_cost = None, None
+        for dx, dy in cands:
+            cx, cy = px[i] + dx, py[i] + dy
+            box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+            inside = _overlap(box, (0, 0, width, height))
+            cost = sum(_overlap(box, b) for b in placed) + 2 * sum(_overlap(box, b) for b in pts) \
+                + 10 * (w * h - inside)
+            if best_cost is None or cost < best_cost - 1e-9:
+                best, best_cost = (cx, cy, box), cost
+            if cost == 0:
+                break
+        centres[i] = best[:2]
+        placed.append(best[2])
+    return centres
 
 
 def _renamenamed_data(node: Any, rename: dict[str, str]) -> Any:

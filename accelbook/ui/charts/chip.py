@@ -8,22 +8,38 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .base import BOUND_COLOURS, HEIGHT, STATUS_SHAPES, WIDTH, Figure, message_figure, named_data
+from .base import (
+    BOUND_COLOURS,
+    CHAR_PX,
+    HEIGHT,
+    LINE_PX,
+    STATUS_SHAPES,
+    WIDTH,
+    Figure,
+    log_px,
+    log_value,
+    message_figure,
+    named_data,
+    place_labels,
+)
 
 
 # -- roofline ---------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=2)
 def _template_roofline(with_ops: bool) -> dict:
-    x = alt.X("intensity_flop_per_byte:Q", scale=alt.Scale(type="log"), title="arithmetic intensity (FLOP/byte)")
+    # the x domain is set per chart to the curves' span (roofline_chart); legends in one column on the
+    # right keep the chart inside a notebook's output area
+    x = alt.X("intensity_flop_per_byte:Q", scale=alt.Scale(type="log", nice=False),
+              title="arithmetic intensity (FLOP/byte)")
     y = alt.Y("attainable_tflop_s:Q", scale=alt.Scale(type="log"), title="attainable (TFLOP/s)")
-    colour = alt.Color("chip:N", title="chip", legend=alt.Legend(orient="bottom", columns=2, labelLimit=300))
+    colour = alt.Color("chip:N", title="chip", legend=alt.Legend(orient="right", columns=1, labelLimit=190))
     lines = alt.Chart(named_data("curves")).mark_line(strokeWidth=2).encode(x=x, y=y, color=colour)
     ridges = alt.Chart(named_data("ridges")).mark_rule(strokeDash=[4, 4], opacity=0.6).encode(
-        x="ridge_flop_per_byte:Q", color=colour)
+        x=alt.X("ridge_flop_per_byte:Q", scale=alt.Scale(type="log", nice=False)), color=colour)
     layers = [lines, ridges]
     if with_ops:
         layers.append(alt.Chart(named_data("ops")).mark_point(size=90, filled=True, opacity=0.85).encode(
-            x=x, y=y, color=colour, shape=alt.Shape("op:N", title="operation", legend=alt.Legend(orient="bottom", columns=3, labelLimit=260)),
+            x=x, y=y, color=colour, shape=alt.Shape("op:N", title="operation", legend=alt.Legend(orient="right", columns=1, labelLimit=190)),
             tooltip=["chip:N", "op:N", alt.Tooltip("intensity_flop_per_byte:Q", format=".3g"),
                      alt.Tooltip("t_us:Q", title="time (µs)", format=".3g"), "bound:N"]))
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT).to_dict()
@@ -42,7 +58,11 @@ def roofline_chart(curves: pd.DataFrame, ops: pd.DataFrame | None = None, title:
     if ops is not None:
         frames["ops"] = ops[["chip", "op", "intensity_flop_per_byte", "bound"]].assign(
             attainable_tflop_s=ops["attainable_flop_s"] / 1e12, t_us=ops["t_s"] * 1e6)
-    return Figure.from_template(_template_roofline(ops is not None), title=title, **frames)
+    fig = Figure.from_template(_template_roofline(ops is not None), title=title, **frames)
+    span = [float(c["intensity_flop_per_byte"].min()), float(c["intensity_flop_per_byte"].max())]
+    for layer in fig.spec["layer"]:  # the axis ends where the lines end: nothing drawn past it, no empty decade
+        layer["encoding"]["x"]["scale"]["domain"] = span
+    return fig
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,7 +71,9 @@ def _template_layer_time() -> dict:
         y=alt.Y("op:N", title=None, sort=None),
         x=alt.X("t_us:Q", title="lower-bound time per layer (µs)"),
         color=alt.Color("bound:N", scale=BOUND_COLOURS, title="bound"),
-        row=alt.Row("chip:N", title=None, sort=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+        # the chip's name above its panel, not beside it: the stacked roofline keeps its width
+        row=alt.Row("chip:N", title=None, sort=None,
+                    header=alt.Header(labelAngle=0, labelOrient="top", labelAnchor="start", labelFontWeight="bold")),
         tooltip=["chip:N", "op:N", alt.Tooltip("t_us:Q", format=".3g"), "bound:N"],
     ).properties(width=WIDTH - 140, height=alt.Step(14)).to_dict()
 
@@ -63,55 +85,125 @@ def layer_time_chart(ops: pd.DataFrame, title: str = "") -> Figure:
 
 
 # -- the catalogue: peak against bandwidth ---------------------------------------------------------
+PEAK_BW_SIZE = (WIDTH, HEIGHT + 60)  # plot width and height (px): the labels are placed for this size
+#: vendors' colours (Vega's tableau10 and then some), given out in the order of the catalogue's vendor list
+VENDOR_COLOURS = ("#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2", "#ff9da6",
+                  "#9d755d", "#bcbd22", "#1f77b4", "#17becf")
+
+
 @functools.lru_cache(maxsize=8)
 def _template_peak_bandwidth(precision: str) -> dict:
-    x = alt.X("bw_tb_s:Q", scale=alt.Scale(type="log", nice=False), title="memory bandwidth (TB/s)")
-    y = alt.Y("peak_tflop_s:Q", scale=alt.Scale(type="log", nice=False), title=f"dense {precision} peak (TFLOP/s)")
+    x = alt.X("bw_tb_s:Q", scale=alt.Scale(type="log", nice=False, zero=False), title="memory bandwidth (TB/s)")
+    y = alt.Y("peak_tflop_s:Q", scale=alt.Scale(type="log", nice=False, zero=False),
+              title=f"dense {precision} peak (TFLOP/s)")
     lines = alt.Chart(named_data("diagonals")).mark_line(color="grey", strokeDash=[3, 3], opacity=0.5).encode(
         x=x, y=y, detail="I:N")
     line_labels = alt.Chart(named_data("diagonal_labels")).mark_text(
-        align="left", dx=4, dy=-4, color="grey", fontSize=10).encode(x=x, y=y, text="I:N")
+        align="center", baseline="middle", color="grey", fontSize=10).encode(x=x, y=y, text="I:N")
     pts = alt.Chart(named_data("chips")).mark_point(size=110, filled=True).encode(
         x=x, y=y, color=alt.Color("vendor:N"), shape=alt.Shape("status:N", scale=STATUS_SHAPES),
         tooltip=["name:N", "status:N", alt.Tooltip("peak_tflop_s:Q", format=",.0f"),
                  alt.Tooltip("bw_tb_s:Q", format=".3g"), alt.Tooltip("ridge:Q", format=".0f", title="ridge FLOP/B"),
                  "memory_kind:N"])
-    labels = alt.Chart(named_data("labels")).mark_text(align="left", dx=7, dy=-6, fontSize=10).encode(x=x, y=y, text="ids:N")
-    return alt.layer(lines, line_labels, pts, labels).properties(width=WIDTH, height=HEIGHT + 60).to_dict()
+    # each label sits at its own place (computed in pixels by place_labels), centred there; a label
+    # pushed away from its chip by a crowd gets a thin line to it
+    lx = alt.X("label_bw:Q", scale=alt.Scale(type="log", nice=False, zero=False))
+    ly = alt.Y("label_peak:Q", scale=alt.Scale(type="log", nice=False, zero=False))
+    labels = alt.Chart(named_data("labels")).mark_text(align="center", baseline="middle", fontSize=10).encode(
+        x=lx, y=ly, text="ids:N")
+    leaders = alt.Chart(named_data("leaders")).mark_rule(color="grey", strokeWidth=0.6).encode(
+        x=x, y=y, x2="label_bw:Q", y2="label_peak:Q")
+    return alt.layer(lines, line_labels, leaders, pts, labels).properties(
+        width=PEAK_BW_SIZE[0], height=PEAK_BW_SIZE[1]).to_dict()
 
 
-def peak_bandwidth_chart(df: pd.DataFrame, precision: str = "bf16", intensities=(1, 10, 100, 1000)) -> Figure:
+def _diagonal_labels(diag: list[dict], xd, yd, chips_px) -> tuple[list[dict], list]:
+    """One label per diagonal (``diag``: its two ends, one after the other), on its visible part, where
+    it hides no chip and leaves the plot by no pixel (a diagonal too short for that goes unlabelled);
+    returns the labels and their boxes (px)."""
+    w_px, h_px = PEAK_BW_SIZE
+    rows, boxes = [], []
+    for a, b in zip(diag[::2], diag[1::2]):
+        name = a["I"]
+        x0, x1 = log_px([a["bw_tb_s"], b["bw_tb_s"]], xd, w_px)
+        y0, y1 = log_px([a["peak_tflop_s"], b["peak_tflop_s"]], yd, h_px, flip=True)
+        w, h = CHAR_PX * len(name) + 2, LINE_PX
+        length = float(np.hypot(x1 - x0, y1 - y0)) or 1.0
+        nx, ny = (y1 - y0) / length, -(x1 - x0) / length  # the normal on the upper-left side of the line
+        off = w / 2 * abs(nx) + h / 2 * abs(ny) + 3       # the box clears the line by 3 px
+        for f in (0.5, 0.35, 0.65, 0.2, 0.8):
+            cx, cy = x0 + f * (x1 - x0) + off * nx, y0 + f * (y1 - y0) + off * ny
+            box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+            if box[0] >= 0 and box[2] <= w_px and box[1] >= 0 and box[3] <= h_px and \
+                    not any(abs(px - cx) < w / 2 + 6 and abs(py - cy) < h / 2 + 6 for px, py in chips_px):
+                rows.append({"I": name, "bw_tb_s": float(log_value(cx, xd, w_px)),
+                             "peak_tflop_s": float(log_value(cy, yd, h_px, flip=True))})
+                boxes.append(box)
+                break
+    return rows, boxes
+
+
+def peak_bandwidth_chart(df: pd.DataFrame, precision: str = "bf16", intensities=(1, 10, 100, 1000),
+                         vendors: tuple[str, ...] = ()) -> Figure:
     """Peak FLOP/s against memory bandwidth, one point per chip, with diagonals of constant ridge point.
 
     ``df``: rows of :func:`accelbook.chips` (``peak_<precision>_flop_s``, ``memory_bw_bytes_per_s``,
     id, name, vendor, status, memory_kind). A chip lies on the diagonal of its ridge point I* = P/B.
+    The axes span the chips (×1.5 either way); each chip's label is placed beside it so that no two
+    labels overlap and none covers a chip (:func:`place_labels`). ``vendors``: every vendor the filter
+    offers, in order; each keeps its colour whichever are shown.
     """
     col = f"peak_{precision}_flop_s"
-    d = df.dropna(subset=[col, "memory_bw_bytes_per_s"])
-    if d.empty:
+    # plain lists, not pandas: this runs on every move of the catalogue's filters
+    peak_all = df[col].to_numpy(dtype=float)
+    bw_all = df["memory_bw_bytes_per_s"].to_numpy(dtype=float)
+    ok = np.isfinite(peak_all) & np.isfinite(bw_all)
+    if not ok.any():
         return message_figure(f"No chip in the selection publishes a dense {precision} peak.")
-    d = d[["id", "name", "vendor", "status", "memory_kind"]].assign(
-        peak_tflop_s=d[col] / 1e12, bw_tb_s=d["memory_bw_bytes_per_s"] / 1e12,
-        ridge=d[col] / d["memory_bw_bytes_per_s"])
-    lo, hi = d["bw_tb_s"].min() / 1.5, d["bw_tb_s"].max() * 1.5
-    ylo, yhi = d["peak_tflop_s"].min() / 1.5, d["peak_tflop_s"].max() * 1.5
+    peak, bw = peak_all[ok] / 1e12, bw_all[ok] / 1e12
+    text = {c: [str(v) for v in df[c].to_numpy(dtype=object)[ok]] for c in ("id", "name", "vendor", "status", "memory_kind")}
+    chips = [{"id": i, "name": n, "vendor": v, "status": s, "memory_kind": k, "peak_tflop_s": float(p),
+              "bw_tb_s": float(b), "ridge": float(p / b)}
+             for i, n, v, s, k, p, b in zip(*text.values(), peak, bw)]
+    xd = (float(bw.min() / 1.5), float(bw.max() * 1.5))
+    yd = (float(peak.min() / 1.5), float(peak.max() * 1.5))
     # each diagonal P = I·B, clipped to the box so the axes stay on the chips
     rows = []
     for i in intensities:
-        b0, b1 = max(lo, ylo / i), min(hi, yhi / i)
+        b0, b1 = max(xd[0], yd[0] / i), min(xd[1], yd[1] / i)
         if b0 < b1:
             rows += [{"bw_tb_s": b0, "peak_tflop_s": i * b0, "I": f"I* = {i} FLOP/B"},
                      {"bw_tb_s": b1, "peak_tflop_s": i * b1, "I": f"I* = {i} FLOP/B"}]
-    diag = pd.DataFrame(rows, columns=["bw_tb_s", "peak_tflop_s", "I"])
-    # label each diagonal at the middle of its visible part (on a log scale: the geometric mean)
-    labels = (diag.groupby("I", as_index=False).agg(bw_tb_s=("bw_tb_s", lambda v: float(np.sqrt(v.prod()))))
-              if len(diag) else diag)
-    if len(labels):
-        labels["peak_tflop_s"] = labels["bw_tb_s"] * labels["I"].str.extract(r"= (\d+)")[0].astype(float)
+    diag = rows
     # chips at the same spot (H100 and H800 differ only in links) share one label
-    chip_labels = d.groupby(["bw_tb_s", "peak_tflop_s"], as_index=False).agg(ids=("id", ", ".join))
-    return Figure.from_template(_template_peak_bandwidth(precision), chips=d, diagonals=diag,
-                                diagonal_labels=labels, labels=chip_labels)
+    spots: dict[tuple[float, float], list[str]] = {}
+    for c in chips:
+        spots.setdefault((c["bw_tb_s"], c["peak_tflop_s"]), []).append(c["id"])
+    spots = dict(sorted(spots.items()))
+    w_px, h_px = PEAK_BW_SIZE
+    px = log_px([b for b, _ in spots], xd, w_px)
+    py = log_px([p for _, p in spots], yd, h_px, flip=True)
+    diag_labels, taken = _diagonal_labels(diag, xd, yd, list(zip(px, py)))
+    ids = [", ".join(v) for v in spots.values()]
+    centres = np.array(place_labels(px, py, ids, w_px, h_px, obstacles=taken)).reshape(-1, 2)
+    label_bw, label_peak = log_value(centres[:, 0], xd, w_px), log_value(centres[:, 1], yd, h_px, flip=True)
+    labels = [{"bw_tb_s": b, "peak_tflop_s": p, "ids": s, "label_bw": float(lb), "label_peak": float(lp)}
+              for (b, p), s, lb, lp in zip(spots, ids, label_bw, label_peak)]
+    far = np.hypot(centres[:, 0] - px, centres[:, 1] - py) > 40
+    fig = Figure.from_template(_template_peak_bandwidth(precision), chips=chips, diagonals=diag,
+                               diagonal_labels=diag_labels, labels=labels,
+                               leaders=[r for r, f in zip(labels, far) if f])
+    for layer in fig.spec["layer"]:  # the same fixed domain on every layer: the labels were placed for it
+        for channel, domain in (("x", xd), ("y", yd)):
+            if "scale" in layer["encoding"][channel]:
+                layer["encoding"][channel]["scale"]["domain"] = list(domain)
+        colour = layer["encoding"].get("color")
+        if vendors and isinstance(colour, dict) and colour.get("field") == "vendor":
+            domain = list(vendors) + sorted(set(text["vendor"]) - set(vendors))
+            colour["scale"] = {"domain": domain, "range": [VENDOR_COLOURS[i % len(VENDOR_COLOURS)]
+                                                          for i in range(len(domain))]}
+            colour["legend"] = {"values": sorted(set(text["vendor"]), key=domain.index)}
+    return fig
 
 
 # -- inside the chip (notebook 02) ------------------------------------------------------------------
@@ -169,32 +261,46 @@ def _template_pe_grid(labels: bool) -> dict:
     layers = [rect]
     if labels:
         layers.append(base.mark_text(fontSize=9, color="white").encode(text="label:N"))
-    return alt.layer(*layers).properties(width=360, height=360).to_dict()
+    grid = alt.layer(*layers).properties(width=360, height=360)
+    bar = alt.Chart(named_data("progress")).mark_bar(height=10).encode(
+        x=alt.X("start:Q", title="cycle of the whole GEMM", scale=alt.Scale(zero=True)), x2="end:Q",
+        color=alt.Color("part:N", scale=alt.Scale(domain=["done", "to come"], range=["#1f77b4", "#dfe7ef"]),
+                        title=None, legend=None),
+        tooltip=["part:N", "start:Q", "end:Q"]).properties(width=360, height=14)
+    return alt.vconcat(grid, bar).resolve_scale(color="independent").to_dict()
 
 
-def pe_grid_chart(states: pd.DataFrame, title: str = "") -> Figure:
-    """The array at one cycle: busy, idle or unmapped PEs; on small arrays, the MAC step each does."""
+def pe_grid_chart(states: pd.DataFrame, title: str = "", cycle: int = 0, total_cycles: int = 1) -> Figure:
+    """The array at one cycle: busy, idle or unmapped PEs; on small arrays, the MAC step each does.
+    Below it, a bar of the whole GEMM's ``total_cycles`` with the part up to ``cycle`` filled."""
     s = states.assign(state=np.where(states["busy"], "busy", np.where(states["mapped"], "idle", "unmapped")),
                       label=np.where(states["busy"], "k=" + states["step"].astype(str), ""))
     labels = int(states["row"].max() + 1) <= 8 and int(states["col"].max() + 1) <= 8
     cols = ["row", "col", "state", "step", "a", "b", "c", "label"]
-    return Figure.from_template(_template_pe_grid(labels), title=title, pes=s[cols])
+    progress = pd.DataFrame({"part": ["done", "to come"], "start": [0, cycle + 1], "end": [cycle + 1, total_cycles]})
+    return Figure.from_template(_template_pe_grid(labels), title=title, pes=s[cols], progress=progress)
 
 
 @functools.lru_cache(maxsize=4)
 def _template_sweep(dim: str) -> dict:
-    return alt.Chart(named_data("sweep")).mark_line(point=alt.OverlayMarkDef(size=14)).encode(
-        x=alt.X(f"{dim}:Q", title=f"{dim} (elements)"),
-        y=alt.Y("efficiency_pct:Q", title="share of peak left by shape alone (%)", scale=alt.Scale(domain=[0, 100])),
-        color=alt.Color("arch:N", title=None, legend=alt.Legend(orient="bottom", columns=1, labelLimit=500)),
-        tooltip=[f"{dim}:Q", "arch:N", alt.Tooltip("efficiency_pct:Q", format=".1f")],
-    ).properties(width=WIDTH, height=260).to_dict()
+    x = alt.X(f"{dim}:Q", title=f"{dim} (elements)")
+    y = alt.Y("efficiency_pct:Q", title="share of peak left by shape alone (%)", scale=alt.Scale(domain=[0, 100]))
+    colour = alt.Color("arch:N", title=None, legend=alt.Legend(orient="bottom", columns=1, labelLimit=500))
+    lines = alt.Chart(named_data("sweep")).mark_line(point=alt.OverlayMarkDef(size=14)).encode(
+        x=x, y=y, color=colour, tooltip=[f"{dim}:Q", "arch:N", alt.Tooltip("efficiency_pct:Q", format=".1f")])
+    rule = alt.Chart(named_data("here")).mark_rule(strokeDash=[4, 4], color="black").encode(x=x)
+    dots = alt.Chart(named_data("at")).mark_point(size=90, filled=True, stroke="black").encode(
+        x=x, y=y, color=colour, tooltip=[f"{dim}:Q", "arch:N", alt.Tooltip("efficiency_pct:Q", format=".1f")])
+    return alt.layer(lines, rule, dots).properties(width=WIDTH, height=260).to_dict()
 
 
-def efficiency_sweep_chart(df: pd.DataFrame, dim: str, title: str = "") -> Figure:
-    """GPU and TPU shape efficiency as one GEMM dimension sweeps (rows of tiling.shape_sweep)."""
+def efficiency_sweep_chart(df: pd.DataFrame, dim: str, here: float | None = None, title: str = "") -> Figure:
+    """GPU and TPU shape efficiency as one GEMM dimension sweeps (rows of tiling.shape_sweep); the
+    setting ``here`` of the swept dimension is marked (a dashed rule, and each curve's point on it)."""
     d = df[[dim, "arch"]].assign(efficiency_pct=df["efficiency"] * 100)
-    return Figure.from_template(_template_sweep(dim), title=title, sweep=d)
+    at = d[d[dim] == here] if here is not None else d.iloc[:0]
+    h = pd.DataFrame({dim: [] if here is None else [here]})
+    return Figure.from_template(_template_sweep(dim), title=title, sweep=d, here=h, at=at)
 
 
 # -- designing a chip (notebook 09) -------------------------------------------------------------------

@@ -9,28 +9,41 @@ import pandas as pd
 
 from .base import WIDTH, Figure, named_data
 
-
 # -- MoE all-to-all (notebook 05) ----------------------------------------------------------------------
+#: legend entries of the MoE load chart (what each bar colour means)
+OVERLOADED, BALANCED = "more than 20 % above the mean", "within 20 % of the mean"
+KEPT, DROPPED = "processed", "dropped (over capacity)"
+
+
 @functools.lru_cache(maxsize=1)
 def _template_moe_loads() -> dict:
-    chip = alt.Chart(named_data("chips")).mark_bar().encode(
+    legend = alt.Legend(orient="bottom", direction="vertical")
+    chip = alt.Chart(named_data("chips")).transform_calculate(
+        state=f"datum.load > datum.mean * 1.2 ? '{OVERLOADED}' : '{BALANCED}'").mark_bar().encode(
         x=alt.X("chip:O", title="chip (expert-parallel rank)", axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("load:Q", title="token-expert assignments processed"),
-        color=alt.condition("datum.load > datum.mean * 1.2", alt.value("#d62728"), alt.value("#1f77b4")),
+        color=alt.Color("state:N", title="chip load (dashed: the mean)", legend=legend,
+                        scale=alt.Scale(domain=[BALANCED, OVERLOADED], range=["#1f77b4", "#d62728"])),
         tooltip=["chip:O", alt.Tooltip("load:Q", format=",.0f"), alt.Tooltip("experts:Q", title="experts held")])
     mean = alt.Chart(named_data("chips")).mark_rule(color="black", strokeDash=[4, 3]).encode(y="mean(mean):Q")
-    hist = alt.Chart(named_data("experts")).mark_bar(color="#9467bd").encode(
+    # routed = processed + dropped, stacked: the pink top of a bar is what the capacity turned away
+    hist = alt.Chart(named_data("experts")).transform_calculate(
+        **{"kept": "datum.routed - datum.dropped"}).transform_fold(["kept", "dropped"], as_=["part", "tokens"]).transform_calculate(
+        part=f"datum.part == 'kept' ? '{KEPT}' : '{DROPPED}'").mark_bar().encode(
         x=alt.X("expert:O", title="expert (0 = most popular)", axis=alt.Axis(labels=False, ticks=False)),
-        y=alt.Y("routed:Q", title="routed to the expert"),
+        y=alt.Y("tokens:Q", title="routed to the expert", stack="zero"),
+        color=alt.Color("part:N", title="routed tokens", legend=legend,
+                        scale=alt.Scale(domain=[KEPT, DROPPED], range=["#9467bd", "#ff9896"])),
+        order=alt.Order("part:N", sort="descending"),
         tooltip=["expert:O", alt.Tooltip("routed:Q", format=",.0f"), alt.Tooltip("dropped:Q", format=",.0f")])
-    drop = alt.Chart(named_data("experts")).mark_bar(color="#ff9896").encode(x="expert:O", y="dropped:Q")
     return alt.hconcat(alt.layer(chip, mean).properties(width=300, height=220),
-                       alt.layer(hist, drop).properties(width=300, height=220)).to_dict()
+                       hist.properties(width=300, height=220)).resolve_scale(color="independent").to_dict()
 
 
 def moe_load_chart(chips: pd.DataFrame, experts: pd.DataFrame, title: str = "") -> Figure:
-    """Load per chip (red: more than 20% above the mean; dashed: the mean) and per expert (routed;
-    pink: dropped at the capacity). ``chips``: chip, load, mean, experts; ``experts``: expert, routed, dropped."""
+    """Load per chip (red: more than 20% above the mean; dashed: the mean) and per expert (routed,
+    stacked as processed and, in pink, dropped at the capacity), each colour in a legend.
+    ``chips``: chip, load, mean, experts; ``experts``: expert, routed, dropped."""
     return Figure.from_template(_template_moe_loads(), title=title, chips=chips[["chip", "load", "mean", "experts"]],
                                 experts=experts[["expert", "routed", "dropped"]])
 

@@ -9,10 +9,12 @@
 
 from __future__ import annotations
 
+import functools
+
 import altair as alt
 import pandas as pd
 
-from .base import HEIGHT, WIDTH, Figure
+from .base import HEIGHT, WIDTH, Figure, named_data
 
 
 def pareto_chart(points: pd.DataFrame, front: pd.DataFrame, title: str | None = None) -> Figure:
@@ -44,12 +46,18 @@ def goodput_surface_chart(ci: pd.DataFrame, metric: str = "goodput_req_s", title
     return Figure((chart + text).to_dict())
 
 
-def goodput_ci_chart(ci: pd.DataFrame, metric: str = "goodput_req_s", title: str | None = None) -> Figure:
-    """The mean of ``metric`` against rate, one line per chunk size, its interval as a band."""
-    d = ci[ci["metric"] == metric][["rate_per_s", "chunk_tokens", "mean", "lo", "hi"]]
-    base = alt.Chart(d).encode(x=alt.X("rate_per_s:Q", title="arrival rate (requests/s)"),
-                               color=alt.Color("chunk_tokens:N", title="chunk (tokens)"))
+@functools.lru_cache(maxsize=8)
+def _template_goodput_ci(metric: str) -> dict:
+    base = alt.Chart(named_data("ci")).encode(x=alt.X("rate_per_s:Q", title="arrival rate (requests/s)"),
+                                              color=alt.Color("chunk_tokens:N", title="chunk (tokens)"))
     band = base.mark_area(opacity=0.25).encode(y=alt.Y("lo:Q", title=metric), y2="hi:Q")
     line = base.mark_line(point=True).encode(y="mean:Q")
-    return Figure((band + line).properties(width=WIDTH, height=HEIGHT,
-                                           title=title or f"{metric}: mean and 95 % interval over seeds").to_dict())
+    return (band + line).properties(width=WIDTH, height=HEIGHT).to_dict()
+
+
+def goodput_ci_chart(ci: pd.DataFrame, metric: str = "goodput_req_s", title: str | None = None) -> Figure:
+    """The mean of ``metric`` against rate, one line per chunk size, its interval as a band (a cached
+    template filled with the data: the serving-SLO dashboard redraws it on every move)."""
+    d = ci[ci["metric"] == metric][["rate_per_s", "chunk_tokens", "mean", "lo", "hi"]]
+    return Figure.from_template(_template_goodput_ci(metric), title=title or f"{metric}: mean and 95 % interval over seeds",
+                                ci=d)

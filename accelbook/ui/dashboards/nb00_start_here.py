@@ -17,6 +17,11 @@ def _catalogue_frame() -> pd.DataFrame:
     return chips_table()  # built once per session; views only filter it
 
 
+def _vendors() -> tuple[str, ...]:
+    """Every vendor of the catalogue, in the filter's order: each keeps its colour on the chart."""
+    return tuple(sorted(_catalogue_frame()["vendor"].unique()))
+
+
 def catalogue_view(vendors, statuses, precision) -> View:
     df = _catalogue_frame()
     sel = df[df["vendor"].isin(vendors) & df["status"].isin(statuses)]
@@ -30,14 +35,14 @@ def catalogue_view(vendors, statuses, precision) -> View:
     if missing:
         summary += f" Not on the chart (no dense {precision} peak published): {', '.join(missing)}."
     chart_data = shown[["id", "name", "vendor", "status", "memory_kind", col, "memory_bw_bytes_per_s"]]
-    return View(chart_data, charts.peak_bandwidth_chart(shown, precision), summary,
+    return View(chart_data, charts.peak_bandwidth_chart(shown, precision, vendors=_vendors()), summary,
                 table=table.reset_index(drop=True))
 
 
 @functools.lru_cache(maxsize=1)
 def catalogue_spec() -> DashboardSpec:
     df = _catalogue_frame()
-    vendors = sorted(df["vendor"].unique())
+    vendors = list(_vendors())
     return DashboardSpec(
         name="catalogue",
         description="Filter the chip catalogue; the chart places each chip by bandwidth and peak.",

@@ -61,11 +61,14 @@ def animation_view(M, N, K, array, dataflow, cycle) -> View:
     c = min(int(cycle), total - 1)
     s = systolic.pe_states(M, N, K, R, C, dataflow, c)
     busy = int(s["busy"].sum())
-    summary = (f"Cycle {c} of {total} (fold {int(s['fold'].iloc[0]) + 1}, cycle {int(s['fold_cycle'].iloc[0])} "
+    fold = int(s['fold'].iloc[0]) + 1
+    summary = (f"Cycle {c} of {total} (fold {fold}, cycle {int(s['fold_cycle'].iloc[0])} "
                f"within it): {busy} of {R * C} PEs busy.")
     if c != cycle:
         summary += f" (The slider is past the last cycle, {total - 1}: showing that.)"
-    return View(s[["row", "col", "step"]], charts.pe_grid_chart(s, title=f"{dataflow.upper()}, cycle {c}"), summary)
+    # the title and the progress bar carry the GEMM's shape: early cycles look alike for any M, N, K
+    title = f"{M}×{K} · {K}×{N} on a {R}×{C} array, {dataflow.upper()}: cycle {c} of {total}, fold {fold}"
+    return View(s[["row", "col", "step"]], charts.pe_grid_chart(s, title=title, cycle=c, total_cycles=total), summary)
 
 
 @functools.lru_cache(maxsize=1)
@@ -90,18 +93,22 @@ def shapes_view(dim, M, N, K, gpu, tpu) -> View:
         raise ValueError(f"no SM count recorded for {g.name}; pick one of {', '.join(_gpu_sms())}")
     if t.mxu_rows is None or t.mxu_count is None:
         raise ValueError(f"{t.name} publishes no MXU shape and count; pick one that does")
-    values = sorted(set(np.unique(np.geomspace(1, 4096, 60).astype(int)).tolist() + [128, 256, 384, 512, 1024]))
+    here = {"M": M, "N": N, "K": K}
+    # the sweep reaches past the swept dimension's setting and passes through it (the marked point)
+    top = max(4096, 2 ** int(np.ceil(np.log2(here[dim]))))
+    values = sorted(set(np.unique(np.geomspace(1, top, 60).astype(int)).tolist() + [128, 256, 384, 512, 1024, here[dim]]))
     df = tiling.shape_sweep(dim, values, M, N, K, sms=sms, tile=128, mxu=t.mxu_rows, n_mxu=t.mxu_count)
     df["arch"] = df["arch"].map({"GPU": f"{g.name} ({sms} SMs, 128×128 tiles)",
                                  "TPU": f"{t.name} ({t.mxu_count}× {t.mxu_rows}×{t.mxu_cols} MXU)"})
-    here = {"M": M, "N": N, "K": K}
     gg = tiling.gpu_gemm(M, N, K, sms)
     tt = tiling.tpu_gemm(M, N, K, t.mxu_rows, t.mxu_count)
     summary = (f"At M={M}, N={N}, K={K}: GPU keeps {gg['efficiency']:.1%} of peak (tiles {gg['eta_pad']:.1%} × "
                f"K-slices {gg['eta_inner']:.1%} × waves {gg['eta_wave']:.1%}); TPU keeps {tt['efficiency']:.1%} "
                f"(padding {tt['eta_pad']:.1%} × streaming share {tt['eta_inner']:.1%} × waves {tt['eta_wave']:.1%}). "
                f"Sweeping {dim}; the others fixed at {', '.join(f'{k}={v}' for k, v in here.items() if k != dim)}.")
-    return View(df, charts.efficiency_sweep_chart(df, dim, title=f"shape efficiency as {dim} varies"), summary)
+    chart = charts.efficiency_sweep_chart(df, dim, here=here[dim],
+                                          title=f"shape efficiency as {dim} varies (marked: {dim} = {here[dim]:,})")
+    return View(df, chart, summary)
 
 
 def _gpu_sms() -> dict[str, int]:

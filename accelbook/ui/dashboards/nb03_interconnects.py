@@ -109,7 +109,8 @@ def collective_view(systems, collective, size_mib, bw_scale, latency_scale, scal
     v = v[shown]
     meas = pd.DataFrame({"case": v["case"], "message_bytes": v["message_bytes"], "busbw_gb_s": v["measured"]})
     summary = markdown_table(("system", "chips", "algorithm", "protocol", "time", "busbw"), lines)
-    return View(curve, charts.collective_chart(curve, size, meas, title=f"{collective}: bus bandwidth"), summary)
+    return View(curve, charts.collective_chart(curve, size, meas, title=f"{collective}: bus bandwidth",
+                                                             systems=tuple(SYSTEMS)), summary)
 
 
 @functools.lru_cache(maxsize=1)

@@ -124,7 +124,8 @@ def training_view(model, chip, n_chips, batch_tokens, seq_len, tp, pp, cp, vp, m
     table = mine.breakdown().assign(value=lambda d: [fmt_si(v, "s" if k == "time" else "B")
                                                      for v, k in zip(d["value"], d["kind"])],
                                     share=lambda d: d["share"].map("{:.1%}".format))
-    return View(t, fig, _estimate_summary(mine, train_tokens_t * 1e12, goodput) + note, table=table)
+    limit = f"\n\nYour layout: {mine.limit}."
+    return View(t, fig, _estimate_summary(mine, train_tokens_t * 1e12, goodput) + limit + note, table=table)
 
 
 @functools.lru_cache(maxsize=1)

@@ -10,7 +10,7 @@ import pandas as pd
 from accelbook import inference
 from accelbook.specs.chips import all_chips
 from accelbook.ui import charts
-from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, View, fmt_si
+from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View, fmt_si
 
 from .common import model_options
 
@@ -27,10 +27,10 @@ def _batch_sweep(model, chip, n_chips, input_len, output_len, precision, tp) -> 
                            batches=[2**k for k in range(0, 13)], max_tp=tp)
 
 
-def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, precision) -> View:
+def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, precision, pue=1.2) -> View:
     if n_chips % tp:
         raise ValueError(f"{n_chips} chips do not split into replicas of tp = {tp}")
-    e = inference.estimate(model, chip, n_chips, batch, input_len, output_len, precision, tp=tp)
+    e = inference.estimate(model, chip, n_chips, batch, input_len, output_len, precision, tp=tp, pue=pue)
     sw = _batch_sweep(model, chip, n_chips, input_len, output_len, precision, tp)
     if not sw.empty:
         sw = sw[(sw["tp"] == tp) & (sw["pp"] == n_chips // tp // e.config["replicas"])]
@@ -38,8 +38,9 @@ def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, preci
         raise ValueError(e.why_not_fit() or "no batch fits")
     fig = charts.batch_sweep_chart(sw, batch, e.max_batch_size,
                                    title=f"{e.model} on {n_chips} × {e.chip}, TP{tp}, {input_len:,} in / {output_len:,} out")
-    pw = (f"{e.power_w_per_chip:,.0f} W per chip (estimate), {e.tokens_per_s_per_kw:,.0f} tokens/s per kW"
-          if e.power_w_per_chip else "no published TDP, so no power figure")
+    pw = (f"{e.power_w_per_chip:,.0f} W per chip at the wall ({e.accelerator_power_w:,.0f} W the chip; the rest its "
+          f"share of the server, times PUE {pue:.2f}; an estimate), {e.tokens_per_s_per_kw:,.0f} tokens/s per kW"
+          if e.power_w_per_chip else "no published power, so no power figure")
     usd = f"USD {e.usd_per_million_tokens:.2f} per million output tokens" if e.usd_per_million_tokens else "no published price"
     fit = "fits" if e.fits else f"**{e.why_not_fit()}**"
     reach = (f"\n\n**The per-user speed is {e.flag}.** Hollow grey points on the chart are out of reach too."
@@ -47,7 +48,11 @@ def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, preci
     summary = (f"TTFT **{fmt_si(e.ttft_s, 's')}** (idle server), TPOT **{fmt_si(e.tpot_s, 's')}** = "
                f"**{e.tokens_per_s_per_user:,.0f} tokens/s per user**, **{e.tokens_per_s_per_chip:,.0f} tokens/s per chip** "
                f"({e.decode_bound}-bound decode, {e.prefill_bound}-bound prefill). KV cache {fmt_si(e.kv_cache_bytes, 'B')} "
-               f"per replica; the largest batch that fits is {e.max_batch_size:,}; {fit}. {pw}; {usd}.{reach}")
+               f"per replica; the largest batch that fits is {e.max_batch_size:,}; {fit}. {pw}; {usd}.{reach}"
+               f"\n\nWhich limit binds: {e.limit}."
+               f"\n\nHow far to trust these numbers: against published TensorRT-LLM runs the model's tokens/s per chip "
+               f"is off by {inference.error_band('tokens_per_s_per_chip').text()}, its TTFT by "
+               f"{inference.error_band('ttft_ms').text()} (the validation table in section 4).")
     b = e.breakdown
     table = pd.DataFrame({"part": ["decode: matmuls", "decode: attention over the KV cache", "decode: all-reduces",
                                    "prefill (one prompt): compute", "prefill: weights read"],
@@ -70,6 +75,7 @@ def inference_spec() -> DashboardSpec:
             "input_len": LogSlider("input tokens", 4, 17, 2048),
             "output_len": LogSlider("output tokens", 0, 14, 256),
             "precision": Choice("weights", inference.WEIGHT_PRECISIONS, "fp8"),
+            "pue": Slider("site PUE (wall / IT power)", 1.0, 2.0, 0.05, 1.2),
         },
         view=inference_view,
     )

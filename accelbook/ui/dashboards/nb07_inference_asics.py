@@ -9,12 +9,13 @@ import pandas as pd
 
 from accelbook import inference
 from accelbook.ui import charts
-from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, View
+from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View
 
 from .common import concat_found, markdown_table, model_options, require_some
 
 FRONTIER_SYSTEMS = {   # label -> (chip id, chips): 8-GPU servers, and enough SRAM chips to hold a 70B model
-    "8 × H100": ("h100", 8), "8 × H200": ("h200", 8), "8 × B200": ("b200", 8), "8 × MI300X": ("mi300x", 8),
+    "8 × H100": ("h100", 8), "8 × H200": ("h200", 8), "8 × B200": ("b200", 8), "8 × B300": ("b300", 8),
+    "8 × MI300X": ("mi300x", 8), "8 × MI325X": ("mi325x", 8), "8 × MI355X": ("mi355x", 8), "8 × Gaudi 3": ("gaudi3", 8),
     "8 × TPU v6e": ("tpu-v6e", 8), "12 × Inferentia2": ("inferentia2", 12),
     "640 × Groq LPU v1": ("groq-lpu-v1", 640), "320 × Groq LP30": ("groq-lp30", 320),
     "4 × Cerebras CS-3": ("cerebras-cs3", 4), "8 × custom ASIC (what-if)": ("custom-asic", 8),
@@ -22,10 +23,10 @@ FRONTIER_SYSTEMS = {   # label -> (chip id, chips): 8-GPU servers, and enough SR
 
 
 @functools.lru_cache(maxsize=64)
-def _frontier_one(model, label, input_len, output_len, precision) -> pd.DataFrame:
+def _frontier_one(model, label, input_len, output_len, precision, pue=1.2) -> pd.DataFrame:
     chip, n = FRONTIER_SYSTEMS[label]
     try:
-        return inference.frontier(model, {label: (chip, n)}, input_len, output_len, precision)
+        return inference.frontier(model, {label: (chip, n)}, input_len, output_len, precision, pue=pue)
     except ValueError:
         return pd.DataFrame()
 
@@ -43,9 +44,9 @@ def _best_at_target(system: str, f: pd.DataFrame, target_tps_user: float) -> str
     return f"| {system} | {r.tokens_per_s_per_chip:,.0f} | {kw} | {usd} | TP{r.tp} PP{r.pp} batch {r.batch} |"
 
 
-def frontier_view(model, systems, input_len, output_len, precision, target_tps_user, per="chip") -> View:
+def frontier_view(model, systems, input_len, output_len, precision, target_tps_user, per="chip", pue=1.2) -> View:
     require_some(systems, "system")
-    parts = {s: _frontier_one(model, s, input_len, output_len, precision) for s in systems}
+    parts = {s: _frontier_one(model, s, input_len, output_len, precision, pue) for s in systems}
     front, missing = concat_found(parts)
     if front.empty:
         raise ValueError(f"{model} at {precision} fits on none of these systems")
@@ -60,6 +61,14 @@ def frontier_view(model, systems, input_len, output_len, precision, target_tps_u
                     "chips the model has no published per-layer latency of a token crossing the chips or the wafer, "
                     "so a speed above what the vendor has published, or on a system with nothing published, is not "
                     "a prediction. The reason is in each point's tooltip and under the chart.")
+    summary += (f"\n\nPer kW is at the wall for every system alike: the whole server's or system's power per chip "
+                f"(a DGX's maximum input over its 8 GPUs, a CS-3's 23 kW), scaled with the chip's activity, times PUE "
+                f"{pue:.2f}; chips with no published system figure scale their TDP by the DGX ratio (an estimate).")
+    summary += ("\n\nHow far to trust these numbers: on GPUs the model's tokens/s per chip is off by "
+                f"{inference.error_band('tokens_per_s_per_chip').text()} (TensorRT-LLM); on SRAM chips only "
+                f"single-user speeds are published, and the model is off by "
+                f"{inference.error_band('tokens_per_s_per_user', role='context').text()} there (Groq; a Cerebras "
+                "speed past what Cerebras has published is flagged, not predicted).")
     if any("Cerebras" in s_ for s_ in systems):
         summary += "\n\nA CS-3 wafer has the silicon of dozens of GPUs, so per-chip figures do not compare."
     return View(front[["system", "tokens_per_s_per_user", "tokens_per_s_per_chip", "flag"]], fig, summary)
@@ -79,6 +88,7 @@ def frontier_spec() -> DashboardSpec:
             "precision": Choice("weights", inference.WEIGHT_PRECISIONS, "fp8"),
             "target_tps_user": LogSlider("target tokens/s per user", 3, 12, 256),
             "per": Choice("per", ("chip", "kw"), "chip"),
+            "pue": Slider("site PUE (wall / IT power)", 1.0, 2.0, 0.05, 1.2),
         },
         view=frontier_view,
     )

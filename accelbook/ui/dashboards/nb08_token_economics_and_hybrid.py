@@ -12,6 +12,7 @@ import pandas as pd
 from accelbook import economics
 from accelbook.economics import fleet, migration
 from accelbook.specs.chips import get_chip
+from accelbook.specs.system_power import system_power
 from accelbook.ui import charts
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View
 
@@ -25,9 +26,10 @@ TCO_INPUT_WORDS = {"purchase_usd": "purchase price", "lifetime_years": "lifetime
 
 def tco_view(chip, tokens_per_s, utilisation, purchase_k_usd, lifetime_years, electricity_usd_per_kwh, pue) -> View:
     c = get_chip(chip)
-    if c.tdp_w is None:
-        raise ValueError(f"{c.name} has no published TDP, so its power cost cannot be computed")
-    base = dict(purchase_usd=purchase_k_usd * 1e3, tdp_w=c.tdp_w, lifetime_years=lifetime_years,
+    sp = system_power(c)
+    if sp is None:
+        raise ValueError(f"{c.name} has no published power, so its power cost cannot be computed")
+    base = dict(purchase_usd=purchase_k_usd * 1e3, tdp_w=sp.system_w, lifetime_years=lifetime_years,
                 electricity_usd_per_kwh=electricity_usd_per_kwh, pue=pue, utilisation=utilisation)
     inp = economics.tco_inputs()
     for k in ("cost_of_capital", "load_power_share", "overhead_share", "staff_usd_per_chip_year"):
@@ -51,6 +53,7 @@ def tco_view(chip, tokens_per_s, utilisation, purchase_k_usd, lifetime_years, el
         rent = economics.rent_cost_per_hour(c.price_usd_per_hour, utilisation)
         lines.append(f"Rented at the catalogue's USD {c.price_usd_per_hour:.2f}/h: USD {rent:.2f} per useful hour = "
                      f"USD {rent / 3600 / tokens_per_s * 1e6:.2f} per million tokens.")
+    lines.append(f"Power: {sp.text()}.")
     lines.append("Purchase price, lifetime, PUE and electricity are estimates (data/tco.toml): the tornado shows "
                  "which of them the answer depends on.")
     tor = tor.assign(input=tor["input"].map(lambda k: TCO_INPUT_WORDS.get(k, k.replace("_", " "))))

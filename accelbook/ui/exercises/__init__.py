@@ -13,7 +13,7 @@ relatively, and exactly when ``rel_tol`` is 0) or a set of accepted lower-case w
 exercise's worked solution from these values to ``instructor/solutions.md`` (``make solutions``).
 
 One module per notebook holds that notebook's exercises and the private helpers that compute their
-answers (``nb00_start_here`` … ``nb10_number_formats``, named as the dashboards' modules are);
+answers (``nb00_start_here`` … ``nb12_capstone``, named as the dashboards' modules are);
 :mod:`.core` holds :class:`Exercise`, :class:`Result` and the marking. To add an exercise: an
 ``Exercise`` in its notebook's module's ``EXERCISES`` list, and its hand answer in
 ``tests/test_exercises.py``.
@@ -35,12 +35,14 @@ from accelbook.ui.exercises import (
     nb08_token_economics_and_hybrid,
     nb09_design_your_chip,
     nb10_number_formats,
+    nb11_design_spaces_at_scale,
+    nb12_capstone,
 )
 from accelbook.ui.exercises.core import Exercise, Result, mark
 
 MODULES = (nb00_start_here, nb01_gpu_vs_tpu, nb02_inside_the_chip, nb03_interconnects, nb04_distributed_training,
            nb05_moe_all_to_all, nb06_inference_prefill_decode, nb07_inference_asics, nb08_token_economics_and_hybrid,
-           nb09_design_your_chip, nb10_number_formats)
+           nb09_design_your_chip, nb10_number_formats, nb11_design_spaces_at_scale, nb12_capstone)
 
 EXERCISES: dict[str, Exercise] = {}
 for _module in MODULES:

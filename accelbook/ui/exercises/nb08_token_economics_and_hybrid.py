@@ -5,7 +5,7 @@ from __future__ import annotations
 from accelbook.economics import own_cost_per_hour, tco_inputs
 from accelbook.economics.fleet import example_fleet, place
 from accelbook.economics.migration import Migration, payback_months, verdict
-from accelbook.specs.chips import get_chip
+from accelbook.specs.system_power import system_power
 from accelbook.ui.exercises.core import Exercise
 
 
@@ -16,7 +16,7 @@ def _payback_simple() -> float:
 
 def _own_h100(utilisation: float = 0.7, **change) -> dict:
     inp = {k: v for k, v in tco_inputs().items() if k != "purchase_usd"} | change
-    return own_cost_per_hour(35000, get_chip("h100").tdp_w, utilisation=utilisation, **inp)
+    return own_cost_per_hour(35000, system_power("h100").system_w, utilisation=utilisation, **inp)
 
 
 def _pretrain_pool() -> set[str]:
@@ -31,7 +31,7 @@ EXERCISES: list[Exercise] = [
              _payback_simple, 0.0,
              "Savings per month = 0.5 × 100,000; divide the port cost by it and round up.", "months"),
     Exercise("predict-own-h100-util35", "08", "Predict before moving the utilisation slider: an owned H100 costs USD "
-             "2.47 per useful hour at 70 % utilisation; what at 35 %?", lambda: _own_h100(0.35)["usd_per_hour"], 0.05,
+             "2.53 per useful hour at 70 % utilisation; what at 35 %?", lambda: _own_h100(0.35)["usd_per_hour"], 0.05,
              "Which parts of the cost are paid per wall-clock hour, busy or not?", "USD/h"),
     Exercise("predict-payback", "08", "Predict before reading the migration dashboard: months to pay back at its "
              "defaults (USD 2.0 → 1.2 per M tokens, 16,384M tokens a month growing 5 %, 12 engineer-months, 5 % "
@@ -44,8 +44,9 @@ EXERCISES: list[Exercise] = [
     Exercise("whatif-electricity-2x", "08", "What if electricity cost twice as much (USD 0.16/kWh): by how many % "
              "does an owned H100's cost per useful hour rise (70 % utilisation)?",
              lambda: 100 * (_own_h100(electricity_usd_per_kwh=0.16)["usd_per_hour"] / _own_h100()["usd_per_hour"] - 1),
-             0.05, "Only the power term changes: TDP × load share × PUE × tariff.", "%", model_answer="Power is "
-             "700 W × 0.75 × 1.2 × USD 0.08/kWh = USD 0.050 per wall-clock hour, 0.072 per useful hour at 70 %: "
-             "2.9 % of USD 2.47. Doubling the tariff adds that 2.9 % again. The purchase (70 %) and overheads (27 %) "
-             "dominate, so utilisation and price, not electricity, decide an owned token's cost."),
+             0.05, "Only the power term changes: server power per chip × load share × PUE × tariff.", "%",
+             model_answer="Power, for the whole DGX H100 server per GPU, is 1,275 W × 0.75 × 1.2 × USD 0.08/kWh = "
+             "USD 0.092 per wall-clock hour, 0.131 per useful hour at 70 %: 5.2 % of USD 2.53. Doubling the tariff "
+             "adds that 5.2 % again. The purchase (68 %) and overheads (27 %) dominate, so utilisation and price, not "
+             "electricity, decide an owned token's cost."),
 ]
