@@ -162,6 +162,25 @@ def _numbers(prefix: str, v: Any):
             yield from _numbers(f"{prefix}[{c!r}]", v[c].to_numpy(dtype=float))
 
 
+def _all_ok(v: Any, leaf: str, fractions: set, signed: set, missing_ok: bool) -> bool:
+    """True when every number inside ``v`` passes :func:`output_fields`' test (``leaf``: the name of the
+    field, key or column that holds ``v``); walks ``v`` as :func:`_numbers` does, without building names."""
+    if v is None or isinstance(v, (bool, str, bytes, np.bool_)):
+        return True
+    if isinstance(v, (float, int, np.floating, np.integer)):
+        x = float(v)
+        if missing_ok and math.isnan(x):
+            return True
+        return math.isfinite(x) and (leaf in signed or x >= 0) and x <= (1.0 if leaf in fractions else math.inf)
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return all(_all_ok(getattr(v, f.name), f.name, fractions, signed, missing_ok) for f in dataclasses.fields(v))
+    if isinstance(v, dict):
+        return all(_all_ok(x, str(k), fractions, signed, missing_ok) for k, x in v.items())
+    if isinstance(v, (tuple, list)):
+        return all(_all_ok(x, str(i), fractions, signed, missing_ok) for i, x in enumerate(v))
+    return False     # arrays, tables, other numbers: the named slow path decides
+
+
 def output_fields(where: str, result: Any, fractions: Iterable[str] = (), signed: Iterable[str] = (),
                   missing_ok: bool = False) -> Any:
     """``result`` (a dataclass, a dict, a number) if every number in it is finite and ``>= 0``, and those
@@ -174,6 +193,8 @@ def output_fields(where: str, result: Any, fractions: Iterable[str] = (), signed
         ValueError: inference.estimate returned tpot_s = nan, ...
     """
     fractions, signed = set(fractions), set(signed)
+    if _all_ok(result, "", fractions, signed, missing_ok):      # the fast path: no names built
+        return result
     for name, x in _numbers("", result):
         if missing_ok and math.isnan(x):
             continue

@@ -284,3 +284,26 @@ def test_valid_estimates_are_finite_with_shares_at_most_one(n, B, s_in, s_out, p
     assert all(math.isfinite(v) and v > 0 for v in (e.ttft_s, e.tpot_s, e.tokens_per_s, e.memory_per_chip_bytes))
     assert 0 < e.breakdown["memory_share"] <= 1
     assert e.tokens_per_s_per_user == pytest.approx(1 / e.tpot_s)
+
+
+def test_output_check_fast_path_agrees_with_the_named_check():
+    """checks.output_fields decides on a fast walk that builds no names; whenever the walk fails, the
+    named walk decides and names the quantity. The two agree on what passes."""
+    from dataclasses import dataclass
+
+    from accelbook.checks import output_fields
+
+    @dataclass
+    class R:
+        t_s: float
+        share: float
+        parts: dict
+        err: float
+
+    ok = R(1.0, 0.5, {"a_s": 2.0, "b": (1.0, 2.0)}, -0.2)
+    assert output_fields("f", ok, fractions={"share"}, signed={"err"}) is ok
+    for bad, name in ((R(-1.0, 0.5, {}, 0.0), "t_s"), (R(1.0, 1.5, {}, 0.0), "share"),
+                      (R(1.0, 0.5, {"a_s": float("nan")}, 0.0), "a_s"), (R(1.0, 0.5, {"b": (1.0, -2.0)}, 0.0), "b"),
+                      (R(1.0, 0.5, {}, float("inf")), "err")):
+        with pytest.raises(ValueError, match=name):
+            output_fields("f", bad, fractions={"share"}, signed={"err"})

@@ -17,6 +17,7 @@ shares and defaults the inference model assumes where the catalogue is silent (e
 
 from __future__ import annotations
 
+import functools
 import math
 
 from accelbook.checks import instance, one_of, output, real, whole
@@ -164,6 +165,7 @@ def gemm_shape_efficiency(model: Model, chip: Chip, tokens: int, tp: int) -> flo
 CAST_PRECISIONS = ("fp8", "fp4")
 
 
+@functools.lru_cache(maxsize=512)
 def elementwise_bytes_per_token(model: Model, tp: int, precision: str) -> float:
     """HBM bytes one token's elementwise kernels move on one chip, over all the model's layers: two
     norms, two residual adds, RoPE on q and k, the FFN activation, and, when the GEMMs take ``fp8`` or

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 import nbformat
 import pytest
+from legibility import LEGIBILITY_JS
 
 pytestmark = pytest.mark.browser
 
@@ -129,6 +130,8 @@ def test_book_page_renders_offline(book, page, name):
 
     charts = page.evaluate(CHART_JS)
     assert all(w > 0 and h > 0 for w, h in charts), f"{name}: a chart of zero size: {charts}"
+    illegible = [c for c in page.evaluate(LEGIBILITY_JS) if c["clipped"] or c["overlapping"]]
+    assert not illegible, f"{name}: text clipped at a chart's edge or drawn over other text: {illegible}"
 
     nb_path = REPO_ROOT / "notebooks" / (Path(name).stem + ".ipynb")
     if not nb_path.exists():
@@ -142,3 +145,16 @@ def test_book_page_renders_offline(book, page, name):
         assert d.locator("svg.marks").count() >= 1, f"{name}: dashboard {i + 1} has no chart"
         assert d.locator(".accelbook-error, .accelbook-bug").count() == 0, f"{name}: dashboard {i + 1} shows an error"
     assert page.locator("svg.marks").count() >= dashboards.count()
+
+
+def test_legibility_check_catches_clipped_and_overlapping_text(page):
+    """The check above on a hand-made chart: one label past the right edge, two labels drawn over each other,
+    one label hidden the way Vega thins axis labels (opacity 0), and one clear label."""
+    page.set_content("""<svg class="marks" width="200" height="100" style="font: 12px sans-serif">
+        <text x="150" y="20">cut off at the edge</text>
+        <text x="10" y="50">first label</text><text x="14" y="52">second label</text>
+        <text x="10" y="50" opacity="0">thinned</text>
+        <text x="10" y="90">clear</text></svg>""")
+    (chart,) = page.evaluate(LEGIBILITY_JS)
+    assert chart["clipped"] == ["cut off at the edge"]
+    assert chart["overlapping"] == ["first label / second label"]

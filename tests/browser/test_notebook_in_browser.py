@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from legibility import LEGIBILITY_JS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -293,6 +294,14 @@ def test_first_dashboard_redraws_when_slider_moves(page, notebook_name, slider_l
     assert problems.count() == 0, (
         f"the dashboard shows an error after moving {slider_label!r} to {after_value}: "
         f"{problems.first.inner_text()!r}")
+    # after the move, the redrawn chart still fits its container and every chart's text is legible
+    fit = chart.evaluate("""el => { const s = el.querySelector('svg'); if (!s) return null;
+        const c = el.getBoundingClientRect(), r = s.getBoundingClientRect();
+        return r.right <= c.right + 2 && r.left >= c.left - 2; }""")
+    assert fit, f"the chart is wider than its container after moving {slider_label!r}; see {art / 'after.png'}"
+    illegible = [c for c in page.evaluate(LEGIBILITY_JS) if c["clipped"] or c["overlapping"]]
+    assert not illegible, (f"text clipped at a chart's edge or drawn over other text after moving {slider_label!r}: "
+                           f"{illegible}; see {art / 'page.png'}")
 
     outside = sorted({u for u in page.requests_seen
                       if urlparse(u).scheme not in ("data", "blob", "about")

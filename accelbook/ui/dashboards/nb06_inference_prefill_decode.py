@@ -47,7 +47,7 @@ def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, preci
              if e.flag else "")
     summary = (f"TTFT **{fmt_si(e.ttft_s, 's')}** (idle server), TPOT **{fmt_si(e.tpot_s, 's')}** = "
                f"**{e.tokens_per_s_per_user:,.0f} tokens/s per user**, **{e.tokens_per_s_per_chip:,.0f} tokens/s per chip** "
-               f"({e.decode_bound}-bound decode, {e.prefill_bound}-bound prefill). KV cache {fmt_si(e.kv_cache_bytes, 'B')} "
+               f"(what binds: below). KV cache {fmt_si(e.kv_cache_bytes, 'B')} "
                f"per replica; the largest batch that fits is {e.max_batch_size:,}; {fit}. {pw}; {usd}.{reach}"
                f"\n\nWhich limit binds: {e.limit}."
                f"\n\nHow far to trust these numbers: against published TensorRT-LLM runs the model's tokens/s per chip "
