@@ -22,6 +22,7 @@ out: no NaN, no infinity, no negative time or memory), with :func:`output_fields
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
 from typing import Any, Callable, Iterable
@@ -162,23 +163,36 @@ def _numbers(prefix: str, v: Any):
             yield from _numbers(f"{prefix}[{c!r}]", v[c].to_numpy(dtype=float))
 
 
+_SKIPPED = (bool, str, bytes, np.bool_, type(None))
+
+
+@functools.lru_cache(maxsize=256)
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _number_ok(x: float, leaf: str, fractions: set, signed: set, missing_ok: bool) -> bool:
+    if x != x:                                   # NaN
+        return missing_ok
+    return x - x == 0 and (x >= 0 or leaf in signed) and (x <= 1.0 or leaf not in fractions)
+
+
 def _all_ok(v: Any, leaf: str, fractions: set, signed: set, missing_ok: bool) -> bool:
     """True when every number inside ``v`` passes :func:`output_fields`' test (``leaf``: the name of the
-    field, key or column that holds ``v``); walks ``v`` as :func:`_numbers` does, without building names."""
-    if v is None or isinstance(v, (bool, str, bytes, np.bool_)):
+    field, key or item that holds ``v``, as :func:`_numbers` names it); walks ``v`` as :func:`_numbers` does,
+    without building names. False sends :func:`output_fields` to the named walk, which decides."""
+    t = type(v)
+    if t is float or t is int or t is np.float64 or t is np.int64:
+        return _number_ok(float(v), leaf, fractions, signed, missing_ok)
+    if t in _SKIPPED:
         return True
-    if isinstance(v, (float, int, np.floating, np.integer)):
-        x = float(v)
-        if missing_ok and math.isnan(x):
-            return True
-        return math.isfinite(x) and (leaf in signed or x >= 0) and x <= (1.0 if leaf in fractions else math.inf)
+    if t is dict:
+        return all(_all_ok(x, k if type(k) is str else str(k), fractions, signed, missing_ok) for k, x in v.items())
+    if t is tuple or t is list:
+        return all(type(x) is str or _all_ok(x, str(i), fractions, signed, missing_ok) for i, x in enumerate(v))
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return all(_all_ok(getattr(v, f.name), f.name, fractions, signed, missing_ok) for f in dataclasses.fields(v))
-    if isinstance(v, dict):
-        return all(_all_ok(x, str(k), fractions, signed, missing_ok) for k, x in v.items())
-    if isinstance(v, (tuple, list)):
-        return all(_all_ok(x, str(i), fractions, signed, missing_ok) for i, x in enumerate(v))
-    return False     # arrays, tables, other numbers: the named slow path decides
+        return all(_all_ok(getattr(v, n), n, fractions, signed, missing_ok) for n in _field_names(t))
+    return False     # other numbers, arrays, tables: the named walk decides
 
 
 def output_fields(where: str, result: Any, fractions: Iterable[str] = (), signed: Iterable[str] = (),
