@@ -85,13 +85,11 @@ class ServingResult:
 
     def percentiles(self) -> dict:
         """p50/p90/p99 of TTFT, TBT (all gaps) and e2e, seconds."""
+        qs = (50, 90, 99)
         out = {}
-        for q in (50, 90, 99):
-            out[f"ttft_p{q}_s"] = float(np.percentile(self.ttft_s, q))
-        for q, v in zip((50, 90, 99), self.tbt_percentiles((50, 90, 99))):
-            out[f"tbt_p{q}_s"] = v
-        for q in (50, 90, 99):
-            out[f"e2e_p{q}_s"] = float(np.percentile(self.e2e_s, q))
+        for name, values in (("ttft", np.percentile(self.ttft_s, qs)), ("tbt", self.tbt_percentiles(qs)),
+                             ("e2e", np.percentile(self.e2e_s, qs))):
+            out.update({f"{name}_p{q}_s": float(v) for q, v in zip(qs, values)})
         return out
 
     def meets_slo(self, ttft_slo_s: float, tbt_slo_s: float) -> np.ndarray:

@@ -13,7 +13,7 @@ import functools
 import numpy as np
 import pandas as pd
 
-from accelbook.sweep.serving_mc import confidence_intervals, serving_point
+from accelbook.sweep.serving_mc import confidence_intervals, point_metrics, simulate_point
 from accelbook.ui.charts.sweep import goodput_ci_chart
 from accelbook.ui.dashboard import Choice, DashboardSpec, Slider, View
 
@@ -23,9 +23,15 @@ RATE_STEPS = 6
 N_REQUESTS = 400
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=512)
+def _simulated(rate, chunk, seed):
+    """One run, kept whatever the objectives: moving an objective re-counts the runs, it does not re-run them."""
+    return simulate_point(rate, chunk, seed, n_requests=N_REQUESTS)
+
+
+@functools.lru_cache(maxsize=2048)
 def _run(rate, chunk, seed, ttft_slo_s, tbt_slo_s):
-    return serving_point(rate, chunk, seed, n_requests=N_REQUESTS, ttft_slo_s=ttft_slo_s, tbt_slo_s=tbt_slo_s)
+    return point_metrics(_simulated(rate, chunk, seed), ttft_slo_s, tbt_slo_s)
 
 
 def slo_view(max_rate, chunk_tokens, seeds, ttft_slo_s, tbt_slo_s) -> View:
