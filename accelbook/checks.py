@@ -108,11 +108,18 @@ def positive_array(name: str, value: Any, allow_zero: bool = False) -> np.ndarra
 
 def instance(name: str, v: Any, cls: type | tuple[type, ...], resolve: Callable[[str], Any] | None = None) -> Any:
     """``v`` if it is a ``cls``; a string resolved with ``resolve`` (a catalogue look-up such as
-    ``get_chip``) when given; else a ``TypeError`` naming ``name`` and what is accepted."""
+    ``get_chip``) when given, an unknown name's error then led by the argument's name (``draft: unknown
+    model 'llama-9'; closest: ...``); else a ``TypeError`` naming ``name`` and what is accepted."""
     if isinstance(v, cls):
         return v
     if resolve is not None and isinstance(v, str):
-        return resolve(v)
+        try:
+            return resolve(v)
+        except KeyError as err:       # the catalogue's UnknownNameError (a KeyError and a ValueError)
+            msg = str(err.args[0]) if err.args else str(err)
+            if msg.startswith(f"{name}: "):
+                raise
+            raise type(err)(f"{name}: {msg}") from None
     names = " or ".join(c.__name__ for c in (cls if isinstance(cls, tuple) else (cls,)))
     raise TypeError(f"{name} must be a {names}" + (" or its name" if resolve is not None else "")
                     + f", got {type(v).__name__} {v!r}"[:200])

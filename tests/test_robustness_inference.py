@@ -307,3 +307,17 @@ def test_output_check_fast_path_agrees_with_the_named_check():
                       (R(1.0, 0.5, {}, float("inf")), "err")):
         with pytest.raises(ValueError, match=name):
             output_fields("f", bad, fractions={"share"}, signed={"err"})
+
+
+def test_an_unknown_name_is_reported_with_the_argument_it_was_given_for():
+    from accelbook import inference, training
+    from accelbook.specs.loader import UnknownNameError
+
+    with pytest.raises(UnknownNameError, match=r"^draft: unknown model 'llama-9'; closest: "):
+        inference.speculative("llama-3.1-70b", "llama-9", "h100", 8, 8, 1024, 256)
+    with pytest.raises(UnknownNameError, match=r"^chip: unknown chip 'h1000'; closest: h100"):
+        inference.estimate("llama-3.1-70b", "h1000", 8, 8, 1024, 256)
+    with pytest.raises(UnknownNameError, match=r"^model: unknown model"):
+        training.estimate("llama-7", "h100", 8, 2**20, 4096)
+    with pytest.raises(TypeError, match="chip must be a Chip or its name, got int 42"):
+        inference.estimate("llama-3.1-70b", 42, 8, 8, 1024, 256)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from accelbook.checks import at_most, fraction, one_of, output_fields, real, whole
+from accelbook.checks import at_most, fraction, instance, one_of, output_fields, real, whole
 from accelbook.network.collectives import ring_time_s
 from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.efficiency import measured_efficiency
@@ -409,8 +409,8 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     power and tokens per kW are at the wall, for the whole system per chip (:mod:`accelbook.specs.system_power`).
     ``flag``: on an SRAM-only chip, why the per-user speed is out of the model's reach
     (:func:`accelbook.inference.dataflow.plausibility`), else empty."""
-    model = model if isinstance(model, Model) else get_model(model)
-    chip = chip if isinstance(chip, Chip) else get_chip(chip)
+    model = instance("model", model, Model, get_model)
+    chip = instance("chip", chip, Chip, get_chip)
     lay = _layout(model, n_chips, batch_size, input_len, output_len, precision, tp, pp, kv_precision,
                   mem_efficiency, hop_latency_s, price_usd_per_hour, attention)
     if not isinstance(cuda_graphs, bool):

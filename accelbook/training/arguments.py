@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from accelbook.checks import fraction, one_of, whole
+from accelbook.checks import fraction, instance, one_of, whole
 from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.clusters import Cluster, cluster_for, get_cluster
 from accelbook.specs.models import Model, get_model
@@ -18,13 +18,13 @@ def resolve(model: Model | str, chip: Chip | str | None, cluster: Cluster | str 
             precision: str) -> tuple[Model, Chip, Cluster]:
     """(model, chip, cluster) from names or objects. The chip defaults to the cluster's, the
     cluster to the chip's own (DGX H100, TPU v5p pod, ...)."""
-    model = model if isinstance(model, Model) else get_model(model)
+    model = instance("model", model, Model, get_model)
     if cluster is not None and not isinstance(cluster, (Cluster, str)):
         raise TypeError(f"cluster must be a Cluster, its id or None, got {type(cluster).__name__} {cluster!r}"[:200])
     if cluster is not None:
         cl = get_cluster(cluster)
         chip = chip if chip is not None else cl.chip_id
-    chip = chip if isinstance(chip, Chip) else get_chip(chip)
+    chip = instance("chip", chip, Chip, get_chip)
     cl = get_cluster(cluster) if cluster is not None else cluster_for(chip)
     one_of("precision", precision, PRECISIONS)
     return model, chip, cl
