@@ -60,3 +60,14 @@ def test_roofline_layer_limit_by_hand():
     # 16.8 MB KV cache at 4,096 tokens, over 3.35 TB/s: 516 µs
     assert dec.startswith("one decode layer (516 µs) is memory-bound: FFN up + gate")
     assert "compute-bound" in layer_limit("llama-3.1-70b", "h100", "prefill", 1, 4096)
+
+
+def test_a_small_all_reduce_is_latency_bound_and_a_large_one_bandwidth_bound():
+    from accelbook import collectives, topology
+
+    t = topology.switched(8)       # 8 chips on one switch, the builder's 100 GB/s links
+    small, large = collectives.estimate("all_reduce", 8192, t), collectives.estimate("all_reduce", 2**30, t)
+    assert small.limit.startswith("latency-bound: the steps' latency")
+    assert large.limit.startswith("bandwidth-bound: moving the bytes")
+    # a ring moves 2·(8-1)/8 of the 1 GiB over each 100 GB/s link: 18.8 ms
+    assert _ms(large.limit, "moving the bytes") == pytest.approx(2 * 7 / 8 * 2**30 / 100e9, rel=0.03)   # "19 ms"

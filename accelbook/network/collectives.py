@@ -63,6 +63,7 @@ import pandas as pd
 from numba import njit
 
 from accelbook.checks import instance, one_of, output, positive, positive_array
+from accelbook.limits import grouped_sentence
 from accelbook.specs.fabrics import Protocol
 
 from .geometry import axis_diameter, axis_is_ring
@@ -100,6 +101,13 @@ class Estimate:
     bandwidth_s: float      # the bytes/(ηB) part
     algbw_bytes_per_s: float
     busbw_bytes_per_s: float
+
+    @property
+    def limit(self) -> str:
+        """Which limit binds, in words: ``"latency-bound: the steps' latency 31 µs, moving the bytes 2.1 µs"``
+        (:func:`accelbook.limits.grouped_sentence`)."""
+        return grouped_sentence({"latency": {"the steps' latency": self.latency_s},
+                                 "bandwidth": {"moving the bytes": self.bandwidth_s}})
 
 
 # -- the ring: one formula for every user (collectives, training and inference kernels) ----------------

@@ -104,11 +104,11 @@ def collective_view(systems, collective, size_mib, bw_scale, latency_scale, scal
         curves.append(c)
         e = collectives.estimate(collective, size, t)
         lines.append(f"| {name} | {t.n_endpoints:,} | {e.algorithm} | {e.protocol} | {fmt_si(e.time_s, 's')} | "
-                     f"{e.busbw_bytes_per_s / 1e9:,.0f} GB/s ({e.latency_s / e.time_s:.0%} latency) |")
+                     f"{e.busbw_bytes_per_s / 1e9:,.0f} GB/s | {e.limit} |")
     curve = pd.concat(curves, ignore_index=True)
     v = v[shown]
     meas = pd.DataFrame({"case": v["case"], "message_bytes": v["message_bytes"], "busbw_gb_s": v["measured"]})
-    summary = markdown_table(("system", "chips", "algorithm", "protocol", "time", "busbw"), lines)
+    summary = markdown_table(("system", "chips", "algorithm", "protocol", "time", "busbw", "what binds"), lines)
     return View(curve, charts.collective_chart(curve, size, meas, title=f"{collective}: bus bandwidth",
                                                              systems=tuple(SYSTEMS)), summary)
 
