@@ -202,3 +202,19 @@ def test_training_attention_time_respects_the_window():
     kw = dict(tp=8, pp=1, cp=4)
     e, f = (training.estimate(x, "h100", 64, 64 * 32768, 32768, **kw) for x in (m, full))
     assert e.step_time_s < f.step_time_s
+
+
+def test_context_parallel_exchange_moves_only_the_windows_keys_and_values():
+    """Gemma 3 27B at 32,768 tokens keeps 380,928 of 62 * 32,768 = 2,031,616 K/V token-layers (windows.py's
+    worked number): its context-parallel all-gather moves that share of a full-attention model's bytes."""
+    from accelbook import training
+    from accelbook.training import slots
+    m = ab.get_model("gemma-3-27b")
+    assert slots.model_vector(m, 32768)[slots.M_KVS] == pytest.approx(380_928 / 2_031_616, rel=1e-12)
+    assert slots.model_vector(ab.get_model("llama-3.1-70b"), 32768)[slots.M_KVS] == 1.0
+    full = dataclasses.replace(m, window=None)
+    kw = dict(tp=8, pp=1, cp=4, cp_comm="allgather")
+    e, f = (training.estimate(x, "h100", 64, 64 * 32768, 32768, **kw) for x in (m, full))
+    # the bytes part scales by the share (18.75 %); the all-gather steps' latency does not
+    share = 380_928 / 2_031_616
+    assert share * f.time["t_cp_comm_s"] < e.time["t_cp_comm_s"] < 1.25 * share * f.time["t_cp_comm_s"]

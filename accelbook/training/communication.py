@@ -48,6 +48,7 @@ from .slots import (
     M_D,
     M_DH,
     M_FMOE,
+    M_KVS,
     M_NODES,
     M_TOPK,
 )
@@ -120,7 +121,8 @@ def tensor_parallel_time(mv, c, T, tp, rec, tp_overlap):
 @njit(cache=True, inline="always")
 def context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a, rec, allgather):
     """(exposed, hidden) context-parallel time (s) of one layer, over cp ranks at stride tp, of this
-    chip's K and V (``2·T·2·kv_loc·d_head`` bytes):
+    chip's K and V (``2·T·2·kv_loc·d_head`` bytes, times ``M_KVS`` under a sliding or chunked window: a local
+    layer exchanges only its window's K and V, the mean over layers of ``min(s, W)/s``):
 
     - ring attention (``allgather`` 0): 3 ring passes, less the 3.5·t_a of attention behind them;
     - all-gather (``allgather`` 1, Llama 3): K and V all-gathered before the forward's attention, their
@@ -129,7 +131,7 @@ def context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a, rec, allgather):
       path and is small because GQA keeps K and V small)."""
     if cp <= 1:
         return 0.0, 0.0
-    kv_bytes = T * 2.0 * kv_loc * mv[M_DH] * 2.0
+    kv_bytes = T * 2.0 * kv_loc * mv[M_DH] * 2.0 * mv[M_KVS]
     t_pass = collective_time(ALL_GATHER, kv_bytes * cp, cp, tp, c)
     if allgather > 0:
         return (3.0 if rec == 2 else 2.0) * t_pass, 0.0

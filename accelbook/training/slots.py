@@ -50,9 +50,12 @@ SCHEDULES = ("1f1b", "zb-h1", "dualpipe")
 # (causal or full attention, ``Model.flops_per_token``); M_IMB the router's measured load imbalance, the
 # busiest expert's load over the mean (1 for a dense model; ``data/moe_balance.toml``); M_NODES the most
 # nodes (fast domains) one token's routed experts may span, 0 for no limit (DeepSeek-V3: 4); M_ATT the causal
-# attention's share of its full-attention FLOPs under a sliding or chunked window (``Model.attention_share``; 1.0 without).
+# attention's share of its full-attention FLOPs under a sliding or chunked window (``Model.attention_share``; 1.0 without);
+# M_KVS the share of K/V token-layers a windowed model keeps at the sequence length (``Model.kv_share``; 1.0
+# without): a local layer's context-parallel exchange moves only its window's K and V.
 (M_L, M_D, M_H, M_KV, M_DH, M_DFF, M_V, M_NM, M_E, M_TOPK, M_DFFE, M_NSH, M_FMOE, M_DQK, M_DV,
- M_WIN, M_PLAYER_NE, M_PLAYER_E, M_PEMB, M_PHEAD, M_FLOP_CAUSAL, M_FLOP_FULL, M_IMB, M_NODES, M_ATT, M_NVEC) = range(26)
+ M_WIN, M_PLAYER_NE, M_PLAYER_E, M_PEMB, M_PHEAD, M_FLOP_CAUSAL, M_FLOP_FULL, M_IMB, M_NODES, M_ATT, M_KVS,
+ M_NVEC) = range(27)
 
 # -- the chip vector ----------------------------------------------------------------------------------------
 # C_PEAK dense peak at the training precision, C_PEAK_ATT bf16 peak (attention, LM head) in FLOP/s;
@@ -171,6 +174,7 @@ def model_vector(m: Model, seq_len: int) -> np.ndarray:
     v[M_FLOP_FULL] = m.flops_per_token(seq_len, training=True, causal=False)
     v[M_IMB] = router_imbalance(m)[0]
     v[M_ATT] = m.attention_share(seq_len, causal=True)
+    v[M_KVS] = m.kv_share(seq_len)
     return v
 
 
