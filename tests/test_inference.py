@@ -675,3 +675,12 @@ def test_tpu_v5e_and_v6e_hbm_is_in_gib(chip, gib):
     c = get_chip(chip)
     assert c.hbm_bytes == gib * 2**30
     assert I.usable_bytes(c) == pytest.approx(HBM_USABLE * gib * 2**30)
+
+
+def test_sweep_of_one_layout_is_that_layouts_rows_of_the_full_sweep():
+    full = I.sweep("llama-3.1-70b", "h200", 8, 2048, 256, "fp8", max_tp=8)
+    one = I.sweep("llama-3.1-70b", "h200", 8, 2048, 256, "fp8", max_tp=8, layout=(4, 1))
+    want = full[(full["tp"] == 4) & (full["pp"] == 1)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(one.reset_index(drop=True), want)
+    with pytest.raises(ValueError, match="layout must be one"):
+        I.sweep("llama-3.1-70b", "h200", 8, 2048, 256, "fp8", max_tp=8, layout=(3, 1))

@@ -76,11 +76,12 @@ def min_chips(model: Model | str, chip: Chip | str, precision: str = "bf16", inp
 
 
 def sweep(model, chip, n_chips: int, input_len: int, output_len: int, precision: str = "bf16",
-          batches=None, max_tp: int = 64, **kw) -> pd.DataFrame:
+          batches=None, max_tp: int = 64, layout: tuple[int, int] | None = None, **kw) -> pd.DataFrame:
     """Every (tp, pp, batch) that fits on ``n_chips``: one row each, for the frontier and the search.
     ``kw`` goes to :func:`~accelbook.inference.estimate.estimate` (``attention="dp"``: DP attention + EP).
     A row's ``flag`` says why its per-user speed is out of the model's reach (``""`` when it is not).
-    ``batches``: the batch sizes tried (default: powers of two to 4,096 and the largest that fits)."""
+    ``batches``: the batch sizes tried (default: powers of two to 4,096 and the largest that fits).
+    ``layout``: one ``(tp, pp)`` of :func:`layouts` only (a dashboard's chosen layout), else every one."""
     model = instance("model", model, Model, get_model)
     chip = instance("chip", chip, Chip, get_chip)
     if batches is not None:
@@ -88,7 +89,13 @@ def sweep(model, chip, n_chips: int, input_len: int, output_len: int, precision:
             raise TypeError(f"batches must be a list of whole numbers >= 1, got {batches!r}"[:200])
         batches = [whole("batches", b) for b in batches]
     rows = []
-    for tp, pp in layouts(model, whole("n_chips", n_chips), max_tp, kw.get("attention", "tp")):
+    every = layouts(model, whole("n_chips", n_chips), max_tp, kw.get("attention", "tp"))
+    if layout is not None:
+        if not (isinstance(layout, tuple) and len(layout) == 2 and tuple(layout) in every):
+            raise ValueError(f"layout must be one (tp, pp) of inference.layouts for {n_chips} chips "
+                             f"(max_tp {max_tp}): {every[:12]}, got {layout!r}"[:300])
+        every = [tuple(layout)]
+    for tp, pp in every:
         first = estimate(model, chip, n_chips, 1, input_len, output_len, precision, tp=tp, pp=pp, **kw)
         if first.max_batch_size < 1:
             continue

@@ -22,9 +22,9 @@ def _memory_chip_options() -> list[tuple[str, str]]:
 
 @functools.lru_cache(maxsize=64)
 def _batch_sweep(model, chip, n_chips, input_len, output_len, precision, tp) -> pd.DataFrame:
-    """Every batch of every layout up to ``tp`` (cached: the batch slider only moves the marker)."""
+    """Every batch of the layout ``tp`` × one stage (cached: the batch slider only moves the marker)."""
     return inference.sweep(model, chip, n_chips, input_len, output_len, precision,
-                           batches=[2**k for k in range(0, 13)], max_tp=tp)
+                           batches=[2**k for k in range(0, 13)], max_tp=tp, layout=(tp, 1))
 
 
 def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, precision, pue=1.2) -> View:
