@@ -208,8 +208,26 @@ def _collective_rates(chip: Chip, cuda_graphs: bool) -> tuple[float | None, str,
     return (ar.latency_s if ar is not None else None), why_ar, t_launch, why_launch
 
 
+_RATES_SEEN: dict = {}     # (id(chip), arguments) -> (chip, _Rates): a sweep asks the same for every layout
+
+
 def _rates(chip: Chip, precision: str, hop_latency_s: float | None, mem_efficiency: float | None = None,
            cuda_graphs: bool = True) -> _Rates:
+    """What ``chip`` delivers at ``precision``, remembered per chip object (a Chip holds mappings, so it is
+    not hashable; the object itself is kept with its answer, so an id is never reused for another chip)."""
+    key = (id(chip), precision, hop_latency_s, mem_efficiency, cuda_graphs)
+    seen = _RATES_SEEN.get(key)
+    if seen is not None and seen[0] is chip:
+        return seen[1]
+    if len(_RATES_SEEN) > 512:
+        _RATES_SEEN.clear()
+    r = _rates_of(chip, precision, hop_latency_s, mem_efficiency, cuda_graphs)
+    _RATES_SEEN[key] = (chip, r)
+    return r
+
+
+def _rates_of(chip: Chip, precision: str, hop_latency_s: float | None, mem_efficiency: float | None,
+              cuda_graphs: bool) -> _Rates:
     mem_bw, mem_cap = chip.memory_bw_bytes_per_s, chip.memory_bytes
     if mem_bw is None or mem_cap is None:
         raise ValueError(f"{chip.name} publishes no memory capacity or bandwidth")

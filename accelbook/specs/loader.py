@@ -436,11 +436,12 @@ class Catalogue:
         when only one entry matches; :class:`UnknownNameError` if none (or several) do."""
         if not isinstance(name, str):
             raise TypeError(f"{self.what} name must be a string, got {type(name).__name__}")
+        n = name.strip()
+        for i in self.items:            # the id as written: the common case, no table built
+            if i.id == n:
+                return i
         by_id = {i.id: i for i in self.items}
         names = {i.id: i.name for i in self.items}
-        n = name.strip()
-        if n in by_id:
-            return by_id[n]
         for ids in (self.exact.get(n, ()), self.index.get(fuzzy_key(name), ()) if fuzzy_key(name) else ()):
             if len(ids) == 1:
                 return by_id[ids[0]]
