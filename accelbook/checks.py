@@ -187,19 +187,29 @@ def _number_ok(x: float, leaf: str, fractions: set, signed: set, missing_ok: boo
 def _all_ok(v: Any, leaf: str, fractions: set, signed: set, missing_ok: bool) -> bool:
     """True when every number inside ``v`` passes :func:`output_fields`' test (``leaf``: the name of the
     field, key or item that holds ``v``, as :func:`_numbers` names it); walks ``v`` as :func:`_numbers` does,
-    without building names. False sends :func:`output_fields` to the named walk, which decides."""
+    without building names, plain numbers checked in the loop. False sends :func:`output_fields` to the named
+    walk, which decides."""
     t = type(v)
     if t is float or t is int or t is np.float64 or t is np.int64:
         return _number_ok(float(v), leaf, fractions, signed, missing_ok)
     if t in _SKIPPED:
         return True
     if t is dict:
-        return all(_all_ok(x, k if type(k) is str else str(k), fractions, signed, missing_ok) for k, x in v.items())
-    if t is tuple or t is list:
-        return all(type(x) is str or _all_ok(x, str(i), fractions, signed, missing_ok) for i, x in enumerate(v))
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return all(_all_ok(getattr(v, n), n, fractions, signed, missing_ok) for n in _field_names(t))
-    return False     # other numbers, arrays, tables: the named walk decides
+        items = ((k if type(k) is str else str(k), x) for k, x in v.items())
+    elif t is tuple or t is list:
+        items = ((str(i), x) for i, x in enumerate(v))
+    elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+        items = ((n, getattr(v, n)) for n in _field_names(t))
+    else:
+        return False     # other numbers, arrays, tables: the named walk decides
+    for name, x in items:
+        tx = type(x)
+        if tx is float or tx is int:
+            if not _number_ok(x, name, fractions, signed, missing_ok):
+                return False
+        elif tx not in _SKIPPED and not _all_ok(x, name, fractions, signed, missing_ok):
+            return False
+    return True
 
 
 def output_fields(where: str, result: Any, fractions: Iterable[str] = (), signed: Iterable[str] = (),
