@@ -34,6 +34,47 @@ def grow_i(a):
     return b
 
 
+@njit(cache=True, inline="always")
+def chunk_prefill(order, start, stop, pleft, chunk):
+    """Chunked prefill of one iteration over the requests ``order[start:stop]`` in that order: each takes
+    ``min(left, budget)`` of its prompt until ``chunk`` tokens are spent. Returns (prompt tokens taken, how
+    many requests finished their prompt: a prefix of the order). Both serving kernels call it."""
+    budget = chunk
+    p = 0
+    n_done = 0
+    j = start
+    while budget > 0 and j < stop:
+        r = order[j]
+        take = min(pleft[r], budget)
+        pleft[r] -= take
+        budget -= take
+        p += take
+        if pleft[r] == 0:
+            n_done += 1
+        j += 1
+    return p, n_done
+
+
+@njit(cache=True, inline="always")
+def record_iteration(it_t, it_dt, it_res, it_dec, it_p, it_kv, n_it, t0, dt, nres, ndec, p, kv):
+    """Write iteration ``n_it``'s record (start, length, residents, decoders, prompt tokens, KV in use),
+    growing the six arrays when full; returns them (a grown array is a new one). Both serving kernels call it."""
+    if n_it == it_t.shape[0]:
+        it_t = grow_f(it_t)
+        it_dt = grow_f(it_dt)
+        it_res = grow_i(it_res)
+        it_dec = grow_i(it_dec)
+        it_p = grow_i(it_p)
+        it_kv = grow_i(it_kv)
+    it_t[n_it] = t0
+    it_dt[n_it] = dt
+    it_res[n_it] = nres
+    it_dec[n_it] = ndec
+    it_p[n_it] = p
+    it_kv[n_it] = kv
+    return it_t, it_dt, it_res, it_dec, it_p, it_kv
+
+
 @njit(cache=True)
 def heap_push(key, val, size, k, v):
     """Push (``k``, ``v``) on the binary min-heap ``key``/``val`` of ``size`` entries; returns the new size."""
@@ -156,36 +197,13 @@ def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, 
                 fresh[n_fresh] = r
                 n_fresh += 1
         # 2. chunked prefill (a prefix of the prefill queue completes)
-        budget = chunk
-        p = 0
-        n_done = 0
-        j = pf_head
-        while budget > 0 and j < pf_tail:
-            r = pfq[j]
-            take = min(pleft[r], budget)
-            pleft[r] -= take
-            budget -= take
-            p += take
-            if pleft[r] == 0:
-                n_done += 1
-            j += 1
+        p, n_done = chunk_prefill(pfq, pf_head, pf_tail, pleft, chunk)
         # 3. decode: the step's time
         dt = iteration_time(ndec, p, ctx, fixed, wread, ptok, comm, dctx, pattn)
         t0 = t
         t = t0 + dt
-        if n_it == it_t.shape[0]:
-            it_t = grow_f(it_t)
-            it_dt = grow_f(it_dt)
-            it_res = grow_i(it_res)
-            it_dec = grow_i(it_dec)
-            it_p = grow_i(it_p)
-            it_kv = grow_i(it_kv)
-        it_t[n_it] = t0
-        it_dt[n_it] = dt
-        it_res[n_it] = nres
-        it_dec[n_it] = ndec
-        it_p[n_it] = p
-        it_kv[n_it] = kv
+        it_t, it_dt, it_res, it_dec, it_p, it_kv = record_iteration(it_t, it_dt, it_res, it_dec, it_p, it_kv, n_it,
+                                                                    t0, dt, nres, ndec, p, kv)
         # 4. tokens at t: gaps, finishes, first tokens; leave
         same = ndec
         for i in range(n_fresh):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .serving_kernel import InstanceRun, grow_f, grow_i
+from .serving_kernel import InstanceRun, chunk_prefill, grow_f, grow_i, record_iteration
 from .step import iteration_time
 
 
@@ -24,6 +24,23 @@ def _evict_lru(c_cached, c_refs, c_rel, c_blocks):
         return 0
     c_cached[best] = False
     return c_blocks[best]
+
+
+@njit(cache=True, inline="always")
+def _release(v, own, shared, pid, c_refs, c_rel, c_blocks, used, tick, evictable):
+    """Request ``v`` gives back its own KV blocks and its hold on a cached prefix (finished or preempted); a
+    prefix nobody holds becomes evictable, stamped with ``tick`` for least-recently-released eviction.
+    Returns (blocks in use, tick, evictable blocks)."""
+    used -= own[v]
+    own[v] = 0
+    if shared[v] > 0:
+        q = pid[v]
+        c_refs[q] -= 1
+        if c_refs[q] == 0:
+            c_rel[q] = tick
+            tick += 1
+            evictable += c_blocks[q]
+    return used, tick, evictable
 
 
 @njit(cache=True)
@@ -100,15 +117,7 @@ def paged_instance(queue, ready, prompt, out, pid, shared, n_prefixes, fixed, wr
                 v = res[nres]
                 head -= 1                            # the newest resident re-enters the queue's front
                 queue[head] = v
-                used -= own[v]
-                own[v] = 0
-                if shared[v] > 0:
-                    q = pid[v]
-                    c_refs[q] -= 1
-                    if c_refs[q] == 0:
-                        c_rel[q] = tick
-                        tick += 1
-                        evictable += c_blocks[q]
+                used, tick, evictable = _release(v, own, shared, pid, c_refs, c_rel, c_blocks, used, tick, evictable)
                 pleft[v] = prompt[v] + gen[v]
                 preempt[v] += 1
                 if v == r:
@@ -155,35 +164,12 @@ def paged_instance(queue, ready, prompt, out, pid, shared, n_prefixes, fixed, wr
             nres += 1
             head += 1
         # 2. chunked prefill in admission order (a prefix of the prefilling residents completes); 3. the time
-        budget = chunk
-        p = 0
-        n_done = 0
-        j = ndc
-        while budget > 0 and j < nres:
-            r = res[j]
-            take = min(pleft[r], budget)
-            pleft[r] -= take
-            budget -= take
-            p += take
-            if pleft[r] == 0:
-                n_done += 1
-            j += 1
+        p, n_done = chunk_prefill(res, ndc, nres, pleft, chunk)
         dt = iteration_time(ndc, p, ctx, fixed, wread, ptok, comm, dctx, pattn)
         t0 = t
         t = t0 + dt
-        if n_it == it_t.shape[0]:
-            it_t = grow_f(it_t)
-            it_dt = grow_f(it_dt)
-            it_res = grow_i(it_res)
-            it_dec = grow_i(it_dec)
-            it_p = grow_i(it_p)
-            it_kv = grow_i(it_kv)
-        it_t[n_it] = t0
-        it_dt[n_it] = dt
-        it_res[n_it] = nres
-        it_dec[n_it] = ndc
-        it_p[n_it] = p
-        it_kv[n_it] = used
+        it_t, it_dt, it_res, it_dec, it_p, it_kv = record_iteration(it_t, it_dt, it_res, it_dec, it_p, it_kv, n_it,
+                                                                    t0, dt, nres, ndc, p, used)
         n_it += 1
         # 4. tokens at t (every decoder's last token was at t0: one gap record); leave; compact in order
         while n_g + n_done + 1 > g_v.shape[0]:         # room for this iteration's gap records
@@ -207,15 +193,7 @@ def paged_instance(queue, ready, prompt, out, pid, shared, n_prefixes, fixed, wr
             last[r] = t
             if gen[r] == out[r]:
                 finish[r] = t
-                used -= own[r]
-                own[r] = 0
-                if shared[r] > 0:
-                    q = pid[r]
-                    c_refs[q] -= 1
-                    if c_refs[q] == 0:
-                        c_rel[q] = tick
-                        tick += 1
-                        evictable += c_blocks[q]
+                used, tick, evictable = _release(r, own, shared, pid, c_refs, c_rel, c_blocks, used, tick, evictable)
                 continue
             res[keep] = r
             keep += 1
