@@ -684,3 +684,13 @@ def test_sweep_of_one_layout_is_that_layouts_rows_of_the_full_sweep():
     pd.testing.assert_frame_equal(one.reset_index(drop=True), want)
     with pytest.raises(ValueError, match="layout must be one"):
         I.sweep("llama-3.1-70b", "h200", 8, 2048, 256, "fp8", max_tp=8, layout=(3, 1))
+
+
+def test_tokens_per_kw_restated_at_another_pue_equals_the_model_run_at_it():
+    # wall power is linear in PUE, so the frontier dashboard restates per-kW figures instead of re-running
+    from accelbook.inference.power import per_kw_at_pue
+    at_15 = I.sweep("llama-3.1-8b", "h100", 8, 1024, 256, "fp8", batches=[1, 64], max_tp=2, pue=1.5)
+    at_12 = I.sweep("llama-3.1-8b", "h100", 8, 1024, 256, "fp8", batches=[1, 64], max_tp=2)
+    assert np.allclose(per_kw_at_pue(at_12["tokens_per_s_per_kw"], 1.5, 1.2), at_15["tokens_per_s_per_kw"], rtol=1e-12)
+    with pytest.raises(ValueError, match="pue"):
+        per_kw_at_pue(100.0, 0.5, 1.2)

@@ -71,3 +71,9 @@ def test_a_small_all_reduce_is_latency_bound_and_a_large_one_bandwidth_bound():
     assert large.limit.startswith("bandwidth-bound: moving the bytes")
     # a ring moves 2·(8-1)/8 of the 1 GiB over each 100 GB/s link: 18.8 ms
     assert _ms(large.limit, "moving the bytes") == pytest.approx(2 * 7 / 8 * 2**30 / 100e9, rel=0.03)   # "19 ms"
+
+
+def test_every_training_time_part_belongs_to_one_limit_group():
+    from accelbook.training.step import LIMIT_GROUPS, TIME_LABELS
+    grouped = [k for keys in LIMIT_GROUPS.values() for k in keys]
+    assert sorted(grouped) == sorted(TIME_LABELS) and len(grouped) == len(set(grouped))

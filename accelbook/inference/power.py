@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from accelbook.checks import real
 from accelbook.specs.chips import Chip
 from accelbook.specs.system_power import system_power
 
@@ -39,3 +40,11 @@ def decode_power(chip: Chip, t_mem: float, t_cmp: float, t_stage: float, pue: fl
     activity = (t_cmp / t_stage) if bound == "compute" else MEMORY_BOUND_POWER * (t_mem / t_stage)
     share = IDLE_POWER_SHARE + (1 - IDLE_POWER_SHARE) * min(1.0, activity)
     return PowerDraw(bound, sp.accelerator_w * share, sp.system_w * share * pue, f"{sp.text()}; PUE {pue:.2f}")
+
+
+def per_kw_at_pue(tokens_per_s_per_kw, pue: float, computed_at: float):
+    """Tokens/s per kW computed at PUE ``computed_at``, restated at ``pue``: wall power is linear in PUE
+    (:func:`decode_power`), so the figure scales by ``computed_at / pue``; the model is not run again.
+    Works on a number or an array/column (NaN where a chip has no published power stays NaN)."""
+    real("pue", pue, lo=1.0, hi=3.0)
+    return tokens_per_s_per_kw * (real("computed_at", computed_at, lo=1.0, hi=3.0) / pue)

@@ -9,6 +9,7 @@ import pandas as pd
 
 from accelbook import inference
 from accelbook.specs.chips import all_chips
+from accelbook.specs.system_power import default_pue
 from accelbook.ui import charts
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View, fmt_si
 
@@ -27,7 +28,16 @@ def _batch_sweep(model, chip, n_chips, input_len, output_len, precision, tp) -> 
                            batches=[2**k for k in range(0, 13)], max_tp=tp, layout=(tp, 1))
 
 
-def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, precision, pue=1.2) -> View:
+@functools.lru_cache(maxsize=1)
+def _trust() -> str:
+    """The model's error bands, in words (computed once: they do not move with the sliders)."""
+    return ("\n\nHow far to trust these numbers: against published TensorRT-LLM runs the model's tokens/s per chip "
+            f"is off by {inference.error_band('tokens_per_s_per_chip').text()}, its TTFT by "
+            f"{inference.error_band('ttft_ms').text()} (the validation table in section 4).")
+
+
+def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, precision, pue=None) -> View:
+    pue = default_pue() if pue is None else pue
     if n_chips % tp:
         raise ValueError(f"{n_chips} chips do not split into replicas of tp = {tp}")
     e = inference.estimate(model, chip, n_chips, batch, input_len, output_len, precision, tp=tp, pue=pue)
@@ -50,9 +60,7 @@ def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, preci
                f"(what binds: below). KV cache {fmt_si(e.kv_cache_bytes, 'B')} "
                f"per replica; the largest batch that fits is {e.max_batch_size:,}; {fit}. {pw}; {usd}.{reach}"
                f"\n\nWhich limit binds: {e.limit}."
-               f"\n\nHow far to trust these numbers: against published TensorRT-LLM runs the model's tokens/s per chip "
-               f"is off by {inference.error_band('tokens_per_s_per_chip').text()}, its TTFT by "
-               f"{inference.error_band('ttft_ms').text()} (the validation table in section 4).")
+               + _trust())
     b = e.breakdown
     table = pd.DataFrame({"part": ["decode: matmuls", "decode: attention over the KV cache", "decode: all-reduces",
                                    "prefill (one prompt): compute", "prefill: weights read"],
@@ -75,7 +83,7 @@ def inference_spec() -> DashboardSpec:
             "input_len": LogSlider("input tokens", 4, 17, 2048),
             "output_len": LogSlider("output tokens", 0, 14, 256),
             "precision": Choice("weights", inference.WEIGHT_PRECISIONS, "fp8"),
-            "pue": Slider("site PUE (wall / IT power)", 1.0, 2.0, 0.05, 1.2),
+            "pue": Slider("site PUE (wall / IT power)", 1.0, 2.0, 0.05, default_pue()),
         },
         view=inference_view,
     )

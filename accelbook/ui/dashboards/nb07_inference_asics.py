@@ -8,6 +8,8 @@ import functools
 import pandas as pd
 
 from accelbook import inference
+from accelbook.inference.power import per_kw_at_pue
+from accelbook.specs.system_power import default_pue
 from accelbook.ui import charts
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View
 
@@ -23,10 +25,11 @@ FRONTIER_SYSTEMS = {   # label -> (chip id, chips): 8-GPU servers, and enough SR
 
 
 @functools.lru_cache(maxsize=64)
-def _frontier_one(model, label, input_len, output_len, precision, pue=1.2) -> pd.DataFrame:
+def _frontier_one(model, label, input_len, output_len, precision) -> pd.DataFrame:
+    """One system's frontier at the default PUE (cached: the PUE slider only restates tokens per kW)."""
     chip, n = FRONTIER_SYSTEMS[label]
     try:
-        return inference.frontier(model, {label: (chip, n)}, input_len, output_len, precision, pue=pue)
+        return inference.frontier(model, {label: (chip, n)}, input_len, output_len, precision)
     except ValueError:
         return pd.DataFrame()
 
@@ -44,9 +47,22 @@ def _best_at_target(system: str, f: pd.DataFrame, target_tps_user: float) -> str
     return f"| {system} | {r.tokens_per_s_per_chip:,.0f} | {kw} | {usd} | TP{r.tp} PP{r.pp} batch {r.batch} |"
 
 
-def frontier_view(model, systems, input_len, output_len, precision, target_tps_user, per="chip", pue=1.2) -> View:
+@functools.lru_cache(maxsize=1)
+def _trust() -> str:
+    """The model's error bands, in words (computed once: they do not move with the sliders)."""
+    return ("\n\nHow far to trust these numbers: on GPUs the model's tokens/s per chip is off by "
+            f"{inference.error_band('tokens_per_s_per_chip').text()} (TensorRT-LLM); on SRAM chips only "
+            "single-user speeds are published, and the model is off by "
+            f"{inference.error_band('tokens_per_s_per_user', role='context').text()} there (Groq; a Cerebras "
+            "speed past what Cerebras has published is flagged, not predicted).")
+
+
+def frontier_view(model, systems, input_len, output_len, precision, target_tps_user, per="chip", pue=None) -> View:
     require_some(systems, "system")
-    parts = {s: _frontier_one(model, s, input_len, output_len, precision, pue) for s in systems}
+    pue = default_pue() if pue is None else pue
+    parts = {s: _frontier_one(model, s, input_len, output_len, precision) for s in systems}
+    parts = {s: f.assign(tokens_per_s_per_kw=per_kw_at_pue(pd.to_numeric(f["tokens_per_s_per_kw"]), pue, default_pue()))
+             if not f.empty else f for s, f in parts.items()}
     front, missing = concat_found(parts)
     if front.empty:
         raise ValueError(f"{model} at {precision} fits on none of these systems")
@@ -64,11 +80,7 @@ def frontier_view(model, systems, input_len, output_len, precision, target_tps_u
     summary += (f"\n\nPer kW is at the wall for every system alike: the whole server's or system's power per chip "
                 f"(a DGX's maximum input over its 8 GPUs, a CS-3's 23 kW), scaled with the chip's activity, times PUE "
                 f"{pue:.2f}; chips with no published system figure scale their TDP by the DGX ratio (an estimate).")
-    summary += ("\n\nHow far to trust these numbers: on GPUs the model's tokens/s per chip is off by "
-                f"{inference.error_band('tokens_per_s_per_chip').text()} (TensorRT-LLM); on SRAM chips only "
-                f"single-user speeds are published, and the model is off by "
-                f"{inference.error_band('tokens_per_s_per_user', role='context').text()} there (Groq; a Cerebras "
-                "speed past what Cerebras has published is flagged, not predicted).")
+    summary += _trust()
     if any("Cerebras" in s_ for s_ in systems):
         summary += "\n\nA CS-3 wafer has the silicon of dozens of GPUs, so per-chip figures do not compare."
     return View(front[["system", "tokens_per_s_per_user", "tokens_per_s_per_chip", "flag"]], fig, summary)
@@ -88,7 +100,7 @@ def frontier_spec() -> DashboardSpec:
             "precision": Choice("weights", inference.WEIGHT_PRECISIONS, "fp8"),
             "target_tps_user": LogSlider("target tokens/s per user", 3, 12, 256),
             "per": Choice("per", ("chip", "kw"), "chip"),
-            "pue": Slider("site PUE (wall / IT power)", 1.0, 2.0, 0.05, 1.2),
+            "pue": Slider("site PUE (wall / IT power)", 1.0, 2.0, 0.05, default_pue()),
         },
         view=frontier_view,
     )
