@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from accelbook.checks import output_fields, positive
+from accelbook.limits import seconds_words
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, usable_memory_bytes
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.models import Model
@@ -111,7 +112,7 @@ def superlinear_reason(ref_time: dict, ref_tokens: float, ref_config: dict, time
         if gain <= 0:
             break
         a, b = ref_time[k] * tokens / ref_tokens, time[k]
-        what = f"{TIME_LABELS[k]} {a * 1e3:.3g} → {b * 1e3:.3g} ms"
+        what = f"{TIME_LABELS[k]} {seconds_words(a)} → {seconds_words(b)}"
         if k == "t_optimizer_s" and config["zero_stage"] >= 1:
             what += f" (ZeRO-{config['zero_stage']} shards it over dp = {config['dp']:,})"
         parts.append(what)

@@ -23,7 +23,7 @@ UNIT_SUFFIXES = (("_bytes_per_s", "B/s"), ("_flop_per_s", "FLOP/s"), ("_flop_s",
 #: name endings whose unit already has its prefix (``peak_tflop_s``): the unit goes into the header
 PREFIXED_UNITS = (("_tflop_s", "TFLOP/s"), ("_pflop_s", "PFLOP/s"), ("_gb_s", "GB/s"), ("_tb_s", "TB/s"),
                   ("_gib", "GiB"), ("_gb", "GB"), ("_mb", "MB"), ("_kb", "kB"), ("_mm2", "mm²"), ("_us", "µs"),
-                  ("_ms", "ms"), ("_kw", "kW"), ("_pct", "%"))
+                  ("_ms", "ms"), ("_kw", "kW"), ("_pct", "%"), ("_req_s", "requests/s"), ("_tok_s", "tokens/s"))
 #: columns shown as percentages: these names, or names ending in ``_share``/``_fraction``/``_efficiency``
 PERCENT_NAMES = {"share", "mfu", "hfu", "efficiency", "utilisation", "utilization", "error", "fraction",
                  "share_of_best", "dropped", "comm_share"}

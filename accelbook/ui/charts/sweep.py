@@ -14,6 +14,8 @@ import functools
 import altair as alt
 import pandas as pd
 
+from accelbook.ui.tables import column_unit
+
 from .base import HEIGHT, WIDTH, Figure, named_data
 
 
@@ -50,7 +52,8 @@ def goodput_surface_chart(ci: pd.DataFrame, metric: str = "goodput_req_s", title
 def _template_goodput_ci(metric: str) -> dict:
     base = alt.Chart(named_data("ci")).encode(x=alt.X("rate_per_s:Q", title="arrival rate (requests/s)"),
                                               color=alt.Color("chunk_tokens:N", title="chunk (tokens)"))
-    band = base.mark_area(opacity=0.25).encode(y=alt.Y("lo:Q", title=metric), y2="hi:Q")
+    words, unit, _ = column_unit(metric)       # "goodput_req_s" -> "goodput (requests/s)", as the tables say it
+    band = base.mark_area(opacity=0.25).encode(y=alt.Y("lo:Q", title=words + (f" ({unit})" if unit else "")), y2="hi:Q")
     line = base.mark_line(point=True).encode(y="mean:Q")
     return (band + line).properties(width=WIDTH, height=HEIGHT).to_dict()
 
@@ -59,5 +62,6 @@ def goodput_ci_chart(ci: pd.DataFrame, metric: str = "goodput_req_s", title: str
     """The mean of ``metric`` against rate, one line per chunk size, its interval as a band (a cached
     template filled with the data: the serving-SLO dashboard redraws it on every move)."""
     d = ci[ci["metric"] == metric][["rate_per_s", "chunk_tokens", "mean", "lo", "hi"]]
-    return Figure.from_template(_template_goodput_ci(metric), title=title or f"{metric}: mean and 95 % interval over seeds",
+    return Figure.from_template(_template_goodput_ci(metric), title=title or f"{column_unit(metric)[0]}: mean and 95 % "
+                                "interval over seeds",
                                 ci=d)
