@@ -67,14 +67,9 @@ Where each part lives (one job a module):
 """
 
 from .dataflow import PLAUSIBLE_FACTOR, link_terms, plausibility, published_speeds
-from .estimate import (
-    InferenceEstimate,
-    decode_attention_flops_per_context_token,
-    estimate,
-    usable_bytes,
-    weights_read_bytes,
-)
+from .estimate import InferenceEstimate, estimate
 from .mlperf import continuous_throughput, server_validation_table  # noqa: F401  (steady-state serving, MLPerf rows)
+from .parallel import decode_attention_flops_per_context_token, weights_read_bytes
 from .power import PowerDraw, decode_power
 from .rates import (
     DEFAULT_HOP_S,
@@ -90,6 +85,7 @@ from .rates import (
     nearest_peak_flop_s,
     peak_precision,
 )
+from .result import usable_bytes
 from .step import StepCost, step_cost
 from .sweep import frontier, layouts, max_throughput, min_chips, pareto, sweep
 from .validation import METRICS, ErrorBand, error_band, published_results, validation_table

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from accelbook.checks import real
 from accelbook.specs.chips import Chip
 from accelbook.specs.system_power import system_power
@@ -32,13 +34,17 @@ class PowerDraw(NamedTuple):
 
 def decode_power(chip: Chip, t_mem: float, t_cmp: float, t_stage: float, pue: float) -> PowerDraw:
     """The power per chip of a decode step whose memory traffic takes ``t_mem``, math ``t_cmp``, and the
-    whole step ``t_stage`` seconds (see the module docstring)."""
-    bound = "memory" if t_mem >= t_cmp else "compute"
+    whole step ``t_stage`` seconds (see the module docstring); on numbers, or on arrays of steps (a sweep's
+    every layout and batch: ``bound``, ``chip_w`` and ``wall_w`` are then arrays too)."""
+    mem = np.asarray(t_mem >= t_cmp)
+    bound = np.where(mem, "memory", "compute")
+    bound = str(bound) if mem.ndim == 0 else bound
     sp = system_power(chip)
     if sp is None:
         return PowerDraw(bound, None, None, f"no published power for {chip.name}: no tokens per kW")
-    activity = (t_cmp / t_stage) if bound == "compute" else MEMORY_BOUND_POWER * (t_mem / t_stage)
-    share = IDLE_POWER_SHARE + (1 - IDLE_POWER_SHARE) * min(1.0, activity)
+    activity = np.where(mem, MEMORY_BOUND_POWER * (t_mem / t_stage), t_cmp / t_stage)
+    share = IDLE_POWER_SHARE + (1 - IDLE_POWER_SHARE) * np.minimum(1.0, activity)
+    share = float(share) if mem.ndim == 0 else share
     return PowerDraw(bound, sp.accelerator_w * share, sp.system_w * share * pue, f"{sp.text()}; PUE {pue:.2f}")
 
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 import functools
 import math
 
+from numba import njit
+
 from accelbook.checks import instance, one_of, output, real, whole
-from accelbook.chip.tiling import GPU_TILE, gpu_gemm, tpu_gemm
+from accelbook.chip.tiling import GPU_TILE, gpu_tile_factors, tpu_gemm
 from accelbook.specs.chips import Chip, base_id, get_chip
 from accelbook.specs.efficiency import measured_efficiency
 from accelbook.specs.models import Model, get_model
@@ -102,17 +104,29 @@ def _gemm_eta(chip: Chip, M: int, N: int, K: int) -> float:
     to 128 that covers ``M`` (libraries instantiate short tiles for few rows, so a decode step's GEMM is not
     padded to 128 rows), and the better of the plain tiling and split-K, which cuBLAS and CUTLASS use when
     the tiles do not fill the SMs (``s`` K-slices make ``s×`` the tiles: the tiling of
-    ``[M×K/s]·[K/s×N·s]``). On a TPU: the MXU folds."""
+    ``[M×K/s]·[K/s×N·s]``), :func:`_gpu_eta`. On a TPU: the MXU folds."""
     M, N, K = max(1, int(M)), max(1, int(N)), max(1, int(K))
     if chip.kind == "tpu":
         return tpu_gemm(M, N, K, chip.mxu_rows or 128, chip.mxu_count or 4)["efficiency"]
-    sms = chip.compute_units or 132
-    tm = min(GPU_TILE[0], max(16, 1 << (M - 1).bit_length()))
-    plain = gpu_gemm(M, N, K, sms, tile_m=tm)
-    s = min(sms // plain["tiles"], K // GPU_TILE[2])
+    return _gpu_eta(M, N, K, chip.compute_units or 132)
+
+
+@njit(cache=True)
+def _gpu_eta(M, N, K, sms):
+    """:func:`_gemm_eta` on a GPU of ``sms`` SMs, whole ``M, N, K >= 1``: ``η = η_tile·η_k·η_wave`` of
+    :func:`accelbook.chip.tiling.gpu_tile_factors` (``tiling.gpu_gemm``'s efficiency, multiplied in its
+    order), compiled: a sweep asks for thousands of shapes."""
+    tm = 16
+    while tm < M:
+        tm *= 2
+    tm = min(GPU_TILE[0], tm)
+    tiles, _, eta_tile, eta_k, eta_wave = gpu_tile_factors(M, N, K, sms, tm, GPU_TILE[1], GPU_TILE[2])
+    plain = eta_tile * eta_k * eta_wave
+    s = min(sms // tiles, K // GPU_TILE[2])
     if s < 2:
-        return plain["efficiency"]
-    return max(plain["efficiency"], gpu_gemm(M, N * s, math.ceil(K / s), sms, tile_m=tm)["efficiency"])
+        return plain
+    _, _, eta_tile, eta_k, eta_wave = gpu_tile_factors(M, N * s, math.ceil(K / s), sms, tm, GPU_TILE[1], GPU_TILE[2])
+    return max(plain, eta_tile * eta_k * eta_wave)
 
 
 def layer_gemms(model: Model, M: int, tp: int) -> list[tuple[int, float, float, float]]:

@@ -16,10 +16,15 @@ import pandas as pd
 from accelbook.checks import instance, one_of, positive, whole, within_budget
 from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.models import Model, bytes_per_element, get_model
+from accelbook.specs.system_power import default_pue
 
-from .estimate import InferenceEstimate, estimate, usable_bytes
+from .dataflow import plausibility, sram_only
+from .estimate import MAX_BATCH, InferenceEstimate, estimate
 from .parallel import ATTENTION_LAYOUTS
+from .power import decode_power
 from .rates import WEIGHT_PRECISIONS
+from .result import usable_bytes
+from .terms import Layout, chip_rates, decode_terms, each, memory_terms, prefill_terms, throughput
 
 #: the most layouts :func:`min_chips` evaluates (well under a millisecond each) before it refuses
 MAX_SEARCH_ESTIMATES = 20_000
@@ -81,35 +86,104 @@ def sweep(model, chip, n_chips: int, input_len: int, output_len: int, precision:
     ``kw`` goes to :func:`~accelbook.inference.estimate.estimate` (``attention="dp"``: DP attention + EP).
     A row's ``flag`` says why its per-user speed is out of the model's reach (``""`` when it is not).
     ``batches``: the batch sizes tried (default: powers of two to 4,096 and the largest that fits).
-    ``layout``: one ``(tp, pp)`` of :func:`layouts` only (a dashboard's chosen layout), else every one."""
+    ``layout``: one ``(tp, pp)`` of :func:`layouts` only (a dashboard's chosen layout), else every one.
+
+    Every row is :func:`~accelbook.inference.estimate.estimate`'s figures for its layout and batch; with
+    tensor-parallel attention they are computed all at once on arrays (:mod:`accelbook.inference.terms`)."""
+    cols = _sweep_columns(model, chip, n_chips, input_len, output_len, precision, batches, max_tp, layout, kw)
+    return pd.DataFrame(cols) if len(cols["batch"]) else pd.DataFrame()
+
+
+def _sweep_columns(model, chip, n_chips, input_len, output_len, precision, batches, max_tp, layout, kw) -> dict:
+    """:func:`sweep`'s table as columns of equal length (arrays, or lists where a value is missing)."""
     model = instance("model", model, Model, get_model)
     chip = instance("chip", chip, Chip, get_chip)
     if batches is not None:
         if isinstance(batches, (str, bytes)) or not hasattr(batches, "__iter__"):
             raise TypeError(f"batches must be a list of whole numbers >= 1, got {batches!r}"[:200])
         batches = [whole("batches", b) for b in batches]
-    rows = []
-    every = layouts(model, whole("n_chips", n_chips), max_tp, kw.get("attention", "tp"))
+    n_chips = whole("n_chips", n_chips)
+    every = layouts(model, n_chips, max_tp, kw.get("attention", "tp"))
     if layout is not None:
         if not (isinstance(layout, tuple) and len(layout) == 2 and tuple(layout) in every):
             raise ValueError(f"layout must be one (tp, pp) of inference.layouts for {n_chips} chips "
                              f"(max_tp {max_tp}): {every[:12]}, got {layout!r}"[:300])
         every = [tuple(layout)]
-    for tp, pp in every:
-        first = estimate(model, chip, n_chips, 1, input_len, output_len, precision, tp=tp, pp=pp, **kw)
-        if first.max_batch_size < 1:
-            continue
-        bs = batches if batches is not None else sorted({2**k for k in range(0, 13)} | {first.max_batch_size})
-        for B in bs:
-            if B > first.max_batch_size or B < 1:
-                continue
-            e = estimate(model, chip, n_chips, int(B), input_len, output_len, precision, tp=tp, pp=pp, **kw)
-            rows.append({"chip": chip.name, "tp": tp, "pp": pp, "replicas": e.config["replicas"], "batch": int(B),
-                         "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "tokens_per_s_per_user": e.tokens_per_s_per_user,
-                         "tokens_per_s_per_chip": e.tokens_per_s_per_chip, "tokens_per_s": e.tokens_per_s,
-                         "tokens_per_s_per_kw": e.tokens_per_s_per_kw, "usd_per_million_tokens": e.usd_per_million_tokens,
-                         "decode_bound": e.decode_bound, "attention": e.config["attention"], "flag": e.flag})
-    return pd.DataFrame(rows)
+    if not every:
+        return {"batch": []}
+    args = (model, chip, n_chips, input_len, output_len, precision)
+    first = _estimate_at(args, 1, every[0], kw)      # checks every argument, once
+    if kw.get("attention", "tp") == "dp":       # the terms take arrays for tensor-parallel attention only
+        rows = [_row(_estimate_at(args, B, lay, kw)) for lay in every
+                for B in _batches(_estimate_at(args, 1, lay, kw).max_batch_size, batches)]
+        return {c: [r[c] for r in rows] for c in rows[0]} if rows else {"batch": []}
+    return _grid(args, every, batches, first.config["kv_precision"], kw)
+
+
+def _estimate_at(args: tuple, B: int, layout: tuple[int, int], kw: dict) -> InferenceEstimate:
+    """:func:`estimate` of a sweep's ``args`` (model, chip, n_chips, input_len, output_len, precision)
+    at batch ``B`` and ``layout = (tp, pp)``."""
+    model, chip, n, s_in, s_out, precision = args
+    return estimate(model, chip, n, int(B), s_in, s_out, precision, tp=int(layout[0]), pp=int(layout[1]), **kw)
+
+
+def _batches(max_batch: int, batches) -> list[int]:
+    """The batch sizes a sweep tries on a layout that holds at most ``max_batch`` sequences."""
+    if max_batch < 1:
+        return []
+    bs = batches if batches is not None else sorted({2**k for k in range(0, 13)} | {max_batch})
+    return [int(B) for B in bs if 1 <= B <= max_batch]
+
+
+def _row(e: InferenceEstimate) -> dict:
+    return {"chip": e.chip, "tp": e.config["tp"], "pp": e.config["pp"], "replicas": e.config["replicas"],
+            "batch": e.config["batch_size"], "ttft_s": e.ttft_s, "tpot_s": e.tpot_s,
+            "tokens_per_s_per_user": e.tokens_per_s_per_user, "tokens_per_s_per_chip": e.tokens_per_s_per_chip,
+            "tokens_per_s": e.tokens_per_s, "tokens_per_s_per_kw": e.tokens_per_s_per_kw,
+            "usd_per_million_tokens": e.usd_per_million_tokens, "decode_bound": e.decode_bound,
+            "attention": e.config["attention"], "flag": e.flag}
+
+
+def _grid(args: tuple, every: list, batches, kv_precision: str, kw: dict) -> dict:
+    """:func:`sweep`'s columns, every layout and batch at once: the terms of :mod:`~accelbook.inference.terms`
+    on arrays, the same formulas :func:`~accelbook.inference.estimate.estimate` evaluates one at a time. A
+    row whose numbers leave the model's range is handed to :func:`estimate`, which says why."""
+    model, chip, n, s_in, s_out, precision = args
+    r = chip_rates(chip, precision, kw.get("hop_latency_s"), kw.get("mem_efficiency"), kw.get("cuda_graphs", True))
+    streaming = kw.get("weight_streaming_bytes_per_s")
+    tp, pp = (np.array(c, dtype=np.int64) for c in zip(*every))
+    one = Layout(n, np.ones(len(tp), dtype=np.int64), s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision)
+    per_layout = [_batches(mb, batches) for mb in memory_terms(model, one, r, streaming).max_batch.tolist()]
+    B = np.array([b for bs in per_layout for b in bs], dtype=np.int64)
+    if not len(B):
+        return {"batch": []}
+    k = [len(bs) for bs in per_layout]
+    tp, pp = np.repeat(tp, k), np.repeat(pp, k)
+    if B.max() > MAX_BATCH:      # past the estimate's bounds: it raises, naming the bound
+        i = int(np.argmax(B))
+        _estimate_at(args, B[i], (tp[i], pp[i]), kw)
+    lay = Layout(n, B, s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision)
+    m = memory_terms(model, lay, r, streaming)
+    dec = decode_terms(model, chip, lay, r, m, kw.get("tokens_per_seq", 1))
+    pf = prefill_terms(model, chip, lay, r, m)
+    tps = throughput(lay, dec, pf)
+    pue = kw["pue"] if kw.get("pue") is not None else default_pue()
+    pw = decode_power(chip, dec.gemm_mem + dec.attn_mem, dec.gemm_cmp + dec.attn_cmp, dec.t_stage, pue)
+    price = kw.get("price_usd_per_hour") if kw.get("price_usd_per_hour") is not None else chip.price_usd_per_hour
+    out = {"ttft_s": pf.ttft, "tpot_s": dec.tpot,
+           "tokens_per_s_per_user": 1 / dec.tpot, "tokens_per_s_per_chip": tps / n, "tokens_per_s": tps,
+           "tokens_per_s_per_kw": None if pw.wall_w is None else tps / (pw.wall_w * n / 1000),
+           "usd_per_million_tokens": None if price is None else price * n / 3600 / tps * 1e6}
+    bad = ~np.all([np.isfinite(v) & (v >= 0) for v in out.values() if v is not None], axis=0)
+    if bad.any():               # an impossible number: the estimate names it
+        i = int(np.argmax(bad))
+        _estimate_at(args, B[i], (tp[i], pp[i]), kw)
+    k = len(B)
+    flag = (each(lambda v: plausibility(chip, model, v), out["tokens_per_s_per_user"]) if sram_only(chip)
+            else np.full(k, "", dtype=object))
+    return {"chip": np.full(k, chip.name, dtype=object), "tp": tp, "pp": pp, "replicas": lay.replicas, "batch": B,
+            **{c: v if v is not None else np.full(k, None, dtype=object) for c, v in out.items()},
+            "decode_bound": pw.bound, "attention": np.full(k, "tp", dtype=object), "flag": flag}
 
 
 def max_throughput(model, chip, n_chips: int, input_len: int, output_len: int, precision: str = "bf16",
@@ -144,14 +218,17 @@ def pareto(df: pd.DataFrame, x: str = "tokens_per_s_per_user", y: str = "tokens_
     df = instance("df", df, pd.DataFrame)
     one_of("x", x, list(df.columns))
     one_of("y", y, list(df.columns))
-    d = df.sort_values([x, y], ascending=[False, False])
-    best = -np.inf
-    keep = []
-    for i, v in zip(d.index, d[y]):
-        if v > best:
-            keep.append(i)
-            best = v
-    return df.loc[keep].sort_values(x)
+    return df.iloc[_front(df[x].to_numpy(dtype=float), df[y].to_numpy(dtype=float))]
+
+
+def _front(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Positions of :func:`pareto`'s points, by ascending ``x``: going from the highest ``x`` down (ties by
+    ``y``, highest first, then in order), a point is kept when its ``y`` beats every one before it; NaN
+    never beats, and sorts last."""
+    order = np.lexsort((-ys, -xs))
+    y_sorted = ys[order]
+    kept = order[y_sorted > np.fmax.accumulate(np.concatenate(([-np.inf], y_sorted[:-1])))]
+    return kept[np.argsort(xs[kept], kind="stable")]     # the kept x are distinct: one order
 
 
 def frontier(model, chips: dict, input_len: int, output_len: int, precision: str = "bf16", **kw) -> pd.DataFrame:
@@ -159,12 +236,14 @@ def frontier(model, chips: dict, input_len: int, output_len: int, precision: str
     tokens/s per chip against tokens/s per user over every layout and batch that fits."""
     if not isinstance(chips, dict) or not chips or not all(isinstance(v, tuple) and len(v) == 2 for v in chips.values()):
         raise TypeError(f"chips must be a non-empty dict {{label: (chip, n_chips)}}, got {chips!r}"[:200])
-    frames = []
+    max_tp = kw.pop("max_tp", 64)
+    parts = []
     for label, (chip, n) in chips.items():
-        df = sweep(model, chip, n, input_len, output_len, precision, **kw)
-        if df.empty:
-            continue
-        frames.append(pareto(df).assign(system=label))
-    if not frames:
+        cols = _sweep_columns(model, chip, n, input_len, output_len, precision, None, max_tp, None, kw)
+        if len(cols["batch"]):
+            i = _front(np.asarray(cols["tokens_per_s_per_user"], dtype=float),
+                       np.asarray(cols["tokens_per_s_per_chip"], dtype=float))
+            parts.append({**{c: np.asarray(v)[i] for c, v in cols.items()}, "system": np.full(len(i), label, dtype=object)})
+    if not parts:
         raise ValueError("the model fits on none of these systems")
-    return pd.concat(frames, ignore_index=True)
+    return pd.DataFrame({c: np.concatenate([p[c] for p in parts]) for c in parts[0]})

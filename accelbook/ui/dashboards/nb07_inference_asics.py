@@ -34,17 +34,26 @@ def _frontier_one(model, label, input_len, output_len, precision) -> pd.DataFram
         return pd.DataFrame()
 
 
-def _best_at_target(system: str, f: pd.DataFrame, target_tps_user: float) -> str:
-    """A summary row: the system's best tokens/s per chip among the points that reach the target."""
-    ok = f[f["tokens_per_s_per_user"] >= target_tps_user] if not f.empty else f
-    if ok.empty:
-        return f"| {system} | cannot reach {target_tps_user:,.0f} tokens/s per user | | | |"
-    r = ok.loc[ok["tokens_per_s_per_chip"].idxmax()]
-    if r.get("flag", ""):
-        return f"| {system} | out of the model's reach at this speed (hollow points; the reason is under the chart) | | | |"
-    kw = f"{r.tokens_per_s_per_kw:,.0f}" if pd.notna(r.tokens_per_s_per_kw) else "—"
-    usd = f"{r.usd_per_million_tokens:.2f}" if pd.notna(r.usd_per_million_tokens) else "—"
-    return f"| {system} | {r.tokens_per_s_per_chip:,.0f} | {kw} | {usd} | TP{r.tp} PP{r.pp} batch {r.batch} |"
+def _best_rows(front: pd.DataFrame, systems, target_tps_user: float) -> list[str]:
+    """The summary table's rows, one per system in ``systems``' order: its best tokens/s per chip among the
+    points of ``front`` that reach the target."""
+    ok = front[front["tokens_per_s_per_user"] >= target_tps_user]
+    best = {r["system"]: r for r in ok.loc[ok.groupby("system", sort=False)["tokens_per_s_per_chip"].idxmax()]
+            .to_dict("records")} if not ok.empty else {}
+    rows = []
+    for system in systems:
+        r = best.get(system)
+        if r is None:
+            rows.append(f"| {system} | cannot reach {target_tps_user:,.0f} tokens/s per user | | | |")
+        elif r.get("flag", ""):
+            rows.append(f"| {system} | out of the model's reach at this speed (hollow points; the reason is under the "
+                        "chart) | | | |")
+        else:
+            kw = f"{r['tokens_per_s_per_kw']:,.0f}" if pd.notna(r["tokens_per_s_per_kw"]) else "—"
+            usd = f"{r['usd_per_million_tokens']:.2f}" if pd.notna(r["usd_per_million_tokens"]) else "—"
+            rows.append(f"| {system} | {r['tokens_per_s_per_chip']:,.0f} | {kw} | {usd} | TP{r['tp']} PP{r['pp']} "
+                        f"batch {r['batch']} |")
+    return rows
 
 
 @functools.lru_cache(maxsize=1)
@@ -61,14 +70,13 @@ def frontier_view(model, systems, input_len, output_len, precision, target_tps_u
     require_some(systems, "system")
     pue = default_pue() if pue is None else pue
     parts = {s: _frontier_one(model, s, input_len, output_len, precision) for s in systems}
-    parts = {s: f.assign(tokens_per_s_per_kw=per_kw_at_pue(pd.to_numeric(f["tokens_per_s_per_kw"]), pue, default_pue()))
-             if not f.empty else f for s, f in parts.items()}
     front, missing = concat_found(parts)
     if front.empty:
         raise ValueError(f"{model} at {precision} fits on none of these systems")
+    front = front.assign(tokens_per_s_per_kw=per_kw_at_pue(pd.to_numeric(front["tokens_per_s_per_kw"]), pue, default_pue()))
     fig = charts.frontier_chart(front, target_tps_user, per, title=f"{model}, {input_len:,} in / {output_len:,} out, {precision}")
     table = markdown_table(("system", "best tokens/s per chip at the target", "per kW", "USD per M tokens", "layout"),
-                           [_best_at_target(s, f, target_tps_user) for s, f in parts.items()])
+                           _best_rows(front, parts, target_tps_user))
     summary = (f"At **{target_tps_user:,.0f} tokens/s per user**:\n\n" + table
                + ("" if not missing else f"\n\nDoes not fit: {', '.join(missing)}."))
     flagged = sorted(front.loc[front["flag"] != "", "system"].unique()) if "flag" in front else []

@@ -1,0 +1,118 @@
+"""The sweep's array path against the one-at-a-time estimate, and its helpers against plain references.
+
+``inference.sweep`` computes every layout and batch at once on arrays (:mod:`accelbook.inference.terms`);
+each row must be exactly what :func:`accelbook.inference.estimate` returns for that layout and batch.
+The compiled GPU tile rule (``rates._gemm_eta`` on a GPU) must equal the rule written with
+``tiling.gpu_gemm``, and :func:`inference.pareto` a plain loop over the sorted points.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from accelbook import inference
+from accelbook.chip.tiling import GPU_TILE, gpu_gemm
+from accelbook.inference import rates
+from accelbook.specs.chips import get_chip
+
+CASES = [
+    ("llama-2-70b", "h100", 8, 1024, 256, "fp8", {}),
+    ("llama-2-70b", "groq-lpu-v1", 640, 1024, 256, "fp8", {}),           # SRAM chips: flags per row
+    ("llama-3.1-8b", "cerebras-cs3", 4, 2048, 128, "bf16", {}),
+    ("llama-3.1-70b", "tpu-v6e", 8, 1024, 256, "bf16", {}),
+    ("deepseek-v3", "h200", 8, 4096, 1024, "fp8", {}),                   # MoE, MLA
+    ("mixtral-8x7b", "mi300x", 8, 512, 512, "fp8", {"cuda_graphs": False}),
+    ("gemma-3-27b", "b200", 8, 32768, 512, "bf16", {"tokens_per_seq": 3}),  # sliding windows, speculation
+    ("llama-3.1-8b", "h100", 8, 128, 128, "fp8",
+     {"mem_efficiency": 0.7, "hop_latency_s": 2e-6, "price_usd_per_hour": 3.0, "pue": 1.4}),
+    ("llama-2-70b", "custom-asic", 8, 1024, 256, "fp8", {"weight_streaming_bytes_per_s": 1e12}),
+    ("llama-2-70b", "inferentia2", 12, 1024, 256, "bf16", {}),
+]
+COLUMNS = {"ttft_s": "ttft_s", "tpot_s": "tpot_s", "tokens_per_s_per_user": "tokens_per_s_per_user",
+           "tokens_per_s_per_chip": "tokens_per_s_per_chip", "tokens_per_s": "tokens_per_s",
+           "tokens_per_s_per_kw": "tokens_per_s_per_kw", "usd_per_million_tokens": "usd_per_million_tokens",
+           "decode_bound": "decode_bound", "flag": "flag"}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_every_sweep_row_is_the_estimate_of_its_layout_and_batch(case):
+    model, chip, n, s_in, s_out, precision, kw = case
+    df = inference.sweep(model, chip, n, s_in, s_out, precision, batches=[1, 3, 8, 64, 100_000], **kw)
+    assert len(df) > 0
+    for r in df.itertuples():
+        e = inference.estimate(model, chip, n, r.batch, s_in, s_out, precision, tp=r.tp, pp=r.pp, **kw)
+        for col, attr in COLUMNS.items():
+            assert getattr(r, col) == getattr(e, attr), (col, r.tp, r.pp, r.batch)
+        assert (r.replicas, r.attention) == (e.config["replicas"], e.config["attention"])
+        assert r.batch <= e.max_batch_size
+
+
+@pytest.mark.parametrize("case", CASES[:5], ids=lambda c: f"{c[0]}-{c[1]}")
+def test_sweep_tries_each_layouts_batches_up_to_its_largest(case):
+    """Default batches: powers of two to 4,096 and the largest that fits, per layout; a layout that holds
+    no sequence has no rows."""
+    model, chip, n, s_in, s_out, precision, kw = case
+    df = inference.sweep(model, chip, n, s_in, s_out, precision, **kw)
+    for tp, pp in inference.layouts(model, n):
+        most = inference.estimate(model, chip, n, 1, s_in, s_out, precision, tp=tp, pp=pp, **kw).max_batch_size
+        want = sorted(b for b in {2**k for k in range(13)} | {most} if 1 <= b <= most) if most >= 1 else []
+        assert sorted(df.loc[(df.tp == tp) & (df.pp == pp), "batch"]) == want
+
+
+def _gemm_eta_reference(chip, M, N, K):
+    """The GPU rule written with the checked ``tiling.gpu_gemm``: the smallest power-of-two tile of at least
+    16 rows covering M (at most 128), the better of plain and split-K."""
+    M, N, K = max(1, int(M)), max(1, int(N)), max(1, int(K))
+    sms = chip.compute_units or 132
+    tm = min(GPU_TILE[0], max(16, 1 << (M - 1).bit_length()))
+    plain = gpu_gemm(M, N, K, sms, tile_m=tm)
+    s = min(sms // plain["tiles"], K // GPU_TILE[2])
+    if s < 2:
+        return plain["efficiency"]
+    return max(plain["efficiency"], gpu_gemm(M, N * s, math.ceil(K / s), sms, tile_m=tm)["efficiency"])
+
+
+@pytest.mark.parametrize("chip", ["h100", "b200", "mi300x"])
+def test_compiled_gpu_tile_rule_equals_the_checked_one(chip):
+    c = get_chip(chip)
+    rng = np.random.default_rng(3)
+    shapes = [(1, 1, 1), (16, 128, 64), (17, 8192, 8192), (129, 1280, 8192), (4096, 28672, 8192)]
+    shapes += [tuple(int(v) for v in rng.integers(1, 20_000, 3)) for _ in range(300)]
+    for M, N, K in shapes:
+        assert rates._gemm_eta(c, M, N, K) == _gemm_eta_reference(c, M, N, K), (M, N, K)
+
+
+def _pareto_reference(df, x, y):
+    d = df.sort_values([x, y], ascending=[False, False])
+    best, keep = -np.inf, []
+    for i, v in zip(d.index, d[y]):
+        if v > best:
+            keep.append(i)
+            best = v
+    return df.loc[keep].sort_values(x)
+
+
+def test_pareto_equals_a_plain_loop_with_ties_and_missing_values():
+    rng = np.random.default_rng(0)
+    for t in range(500):
+        n = int(rng.integers(1, 30))
+        a, b = rng.integers(0, 6, n).astype(float), rng.integers(0, 6, n).astype(float)
+        if t % 3 == 0:
+            b[rng.random(n) < 0.2] = np.nan
+        if t % 5 == 0:
+            a[rng.random(n) < 0.2] = np.nan
+        df = pd.DataFrame({"a": a, "b": b, "c": range(n)}, index=rng.permutation(n) * 3)
+        pd.testing.assert_frame_equal(inference.pareto(df, "a", "b"), _pareto_reference(df, "a", "b"))
+
+
+def test_frontier_is_each_systems_pareto_front_of_its_sweep():
+    systems = {"8 × H200": ("h200", 8), "640 × LPU": ("groq-lpu-v1", 640)}
+    f = inference.frontier("llama-2-70b", systems, 1024, 256, "fp8")
+    for label, (chip, n) in systems.items():
+        want = inference.pareto(inference.sweep("llama-2-70b", chip, n, 1024, 256, "fp8")).reset_index(drop=True)
+        got = f[f.system == label].drop(columns="system").reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, want, check_dtype=False)   # per kW: None where a chip has no power
