@@ -62,6 +62,27 @@ def real(name: str, v: Any, lo: float = 0.0, hi: float = math.inf, lo_open: bool
     return float(v)
 
 
+def reals(name: str, v: Any, lo: float = 0.0, hi: float = math.inf) -> Any:
+    """:func:`real` of a number, or of every element of a NumPy array (returned as it is): a sweep's
+    arrays of batches or tokens are checked once, not element by element."""
+    if type(v) is not np.ndarray:
+        return real(name, v, lo, hi)
+    ok = (v.dtype.kind in "iuf") & np.isfinite(v) & (v >= lo) & (v <= hi) if v.dtype.kind in "iuf" else None
+    if ok is None or not ok.all():
+        bad = v.ravel()[:3] if ok is None else v[~ok].ravel()[:3]
+        raise ValueError(f"{name} must be numbers in [{lo}, {hi}], got {', '.join(repr(x) for x in bad.tolist())}")
+    return v
+
+
+def wholes(name: str, v: Any, lo: int = 1) -> Any:
+    """:func:`whole` of a number, or of every element of an integer NumPy array (returned as it is)."""
+    if type(v) is not np.ndarray:
+        return whole(name, v, lo)
+    if v.dtype.kind not in "iu" or not (v >= lo).all():
+        raise ValueError(f"{name} must be whole numbers >= {lo}, got {v.ravel()[:3].tolist()!r}")
+    return v
+
+
 def positive(name: str, v: Any, allow_zero: bool = False) -> float:
     """``v`` as a ``float`` if finite and ``> 0`` (``>= 0`` with ``allow_zero``)."""
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0 \
@@ -137,6 +158,8 @@ def output(what: str, v: Any, lo: float = 0.0, hi: float = math.inf) -> Any:
     """``v`` (a number or an array) if every element is finite and in ``[lo, hi]``; else a
     ``ValueError`` saying which result of which function is impossible (a model bug or inputs at
     the edge of float range), never a silent NaN or a negative time."""
+    if type(v) is float and lo <= v <= hi and v - v == 0:      # a plain number in range (the common case)
+        return v
     arr = np.asarray(v, dtype=float)
     if not (np.all(np.isfinite(arr)) and np.all(arr >= lo) and np.all(arr <= hi)):
         bad = arr[~(np.isfinite(arr) & (arr >= lo) & (arr <= hi))].ravel()[:3]

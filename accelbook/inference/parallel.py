@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from accelbook.checks import instance, real
+from accelbook.checks import instance, real, reals
 from accelbook.chip.roofline import layer_ops
 from accelbook.specs.models import Model, get_model
 from accelbook.training.communication import ALL_TO_ALL, collective_time
@@ -37,10 +37,10 @@ def weights_read_bytes(model: Model, bpe: float, tokens: float) -> float:
     """Bytes of weights one forward pass over ``tokens`` tokens reads: every matrix once, but of an
     untied embedding table only the tokens' rows (``tokens·d``, and a learned position's); a tied table
     is read whole as the LM head. Llama 3.1 8B: 7.50e9 of its 8.03e9 parameters at one token (the table
-    is 6.5 %)."""
+    is 6.5 %). ``tokens``: a number, or an array of them (one figure each)."""
     model = instance("model", model, Model, get_model)
     real("bpe", bpe, 0.0, 8.0, lo_open=True)
-    real("tokens", tokens, 0.0, 2.0**40)
+    reals("tokens", tokens, 0.0, 2.0**40)
     tokens_table = model.vocab_size if model.tied_embeddings else tokens     # rows of the token table read
     positions = tokens if model.position == "learned" else 0
     return (model.params - model.embedding_params + (tokens_table + positions) * model.d_model) * bpe

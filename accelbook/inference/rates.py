@@ -22,13 +22,15 @@ import math
 
 from numba import njit
 
-from accelbook.checks import instance, one_of, output, real, whole
+from accelbook.checks import instance, one_of, output, real, reals, whole, wholes
 from accelbook.chip.tiling import GPU_TILE, gpu_tile_factors, tpu_gemm
 from accelbook.specs.chips import Chip, base_id, get_chip
 from accelbook.specs.efficiency import measured_efficiency
 from accelbook.specs.models import Model, get_model
 from accelbook.training.compute import elementwise_bytes, kv_heads_per_chip, routed_ffn_width
 from accelbook.training.slots import model_vector
+
+from .arrays import each
 
 WEIGHT_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
 MEM_EFFICIENCY = 0.85          # share of memory bandwidth decode reaches (ESTIMATE; Azure measured 92% on GB200 HBM)
@@ -158,21 +160,29 @@ def gemm_shape_efficiency(model: Model, chip: Chip, tokens: int, tp: int) -> flo
     of :mod:`accelbook.chip.tiling`, the same functions the training model uses; 1 on other chips (no
     tiling model). Llama 2 70B, 128 tokens on one of 8 H100s: 0.90 (the QKV projection, 1,280 columns,
     is 10 tiles, split 13 ways); 32 rows on one of 4: 0.90 (16-row tiles); one row: 0.06 (the weights' read
-    binds long before); the compute time is divided by it."""
+    binds long before); the compute time is divided by it. ``tokens`` and ``tp``: numbers, or arrays of
+    them (one figure each, each distinct pair worked out once)."""
     model, chip = instance("model", model, Model, get_model), instance("chip", chip, Chip, get_chip)
-    real("tokens", tokens, 1.0, 2.0**40)
-    whole("tp", tp)
+    reals("tokens", tokens, 1.0, 2.0**40)
+    wholes("tp", tp)
     if chip.kind not in ("gpu", "tpu"):
         return 1.0
-    key = (model.id, base_id(chip), chip.compute_units, chip.mxu_rows, chip.mxu_count, int(tokens), int(tp))
-    if key not in _SHAPE_ETA:
+    chip_key = (model.id, base_id(chip), chip.compute_units, chip.mxu_rows, chip.mxu_count)
+    return each(lambda t, p: _shape_eta(model, chip, chip_key, t, p), tokens, tp)
+
+
+def _shape_eta(model: Model, chip: Chip, chip_key: tuple, tokens, tp: int) -> float:
+    """:func:`gemm_shape_efficiency` of checked plain numbers, remembered by ``chip_key``, tokens and tp."""
+    key = chip_key + (int(tokens), int(tp))
+    eta = _SHAPE_ETA.get(key)
+    if eta is None:
         flops = time = 0.0
         for n, M, N, K in layer_gemms(model, tokens, tp):
             f = n * 2.0 * M * N * K
             flops += f
             time += f / _gemm_eta(chip, M, math.ceil(N), math.ceil(K))
-        _SHAPE_ETA[key] = output("gemm_shape_efficiency", flops / time, lo=0.0, hi=1.0 + 1e-9)
-    return _SHAPE_ETA[key]
+        eta = _SHAPE_ETA[key] = output("gemm_shape_efficiency", flops / time, lo=0.0, hi=1.0 + 1e-9)
+    return eta
 
 
 #: GEMM input precisions whose activations are cast before every GEMM (W8A8 FP8, W4A4 FP4)

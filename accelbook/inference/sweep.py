@@ -18,13 +18,14 @@ from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.models import Model, bytes_per_element, get_model
 from accelbook.specs.system_power import default_pue
 
+from .arrays import each
 from .dataflow import plausibility, sram_only
 from .estimate import MAX_BATCH, InferenceEstimate, estimate
 from .parallel import ATTENTION_LAYOUTS
 from .power import decode_power
 from .rates import WEIGHT_PRECISIONS
 from .result import usable_bytes
-from .terms import Layout, chip_rates, decode_terms, each, memory_terms, prefill_terms, throughput
+from .terms import Layout, chip_rates, decode_terms, memory_terms, prefill_terms, throughput
 
 #: the most layouts :func:`min_chips` evaluates (well under a millisecond each) before it refuses
 MAX_SEARCH_ESTIMATES = 20_000
@@ -231,15 +232,23 @@ def _front(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
     return kept[np.argsort(xs[kept], kind="stable")]     # the kept x are distinct: one order
 
 
-def frontier(model, chips: dict, input_len: int, output_len: int, precision: str = "bf16", **kw) -> pd.DataFrame:
+def frontier(model, chips: dict, input_len: int, output_len: int, precision: str = "bf16", skip_errors: bool = False,
+             **kw) -> pd.DataFrame:
     """Throughput against interactivity: for each ``{label: (chip, n_chips)}``, the Pareto front of
-    tokens/s per chip against tokens/s per user over every layout and batch that fits."""
+    tokens/s per chip against tokens/s per user over every layout and batch that fits (a ``system`` column
+    says whose). A system on which no layout fits is left out; with ``skip_errors``, so is one whose sweep
+    raises a ``ValueError`` (a chip that publishes no peak at ``precision``, say)."""
     if not isinstance(chips, dict) or not chips or not all(isinstance(v, tuple) and len(v) == 2 for v in chips.values()):
         raise TypeError(f"chips must be a non-empty dict {{label: (chip, n_chips)}}, got {chips!r}"[:200])
     max_tp = kw.pop("max_tp", 64)
     parts = []
     for label, (chip, n) in chips.items():
-        cols = _sweep_columns(model, chip, n, input_len, output_len, precision, None, max_tp, None, kw)
+        try:
+            cols = _sweep_columns(model, chip, n, input_len, output_len, precision, None, max_tp, None, kw)
+        except ValueError:
+            if skip_errors:
+                continue
+            raise
         if len(cols["batch"]):
             i = _front(np.asarray(cols["tokens_per_s_per_user"], dtype=float),
                        np.asarray(cols["tokens_per_s_per_chip"], dtype=float))

@@ -17,16 +17,14 @@ graphs, the measured host and launch time per layer (``measured.launch_overhead_
 One formula, two shapes of input: a :class:`Layout` of plain numbers (one estimate), or one whose ``B``,
 ``tp``, ``pp`` and ``replicas`` are equal-length NumPy arrays (every layout and batch of a sweep at once,
 :func:`accelbook.inference.sweep.sweep`), for tensor-parallel attention. The helpers below keep the two
-alike: ``_max``/``_min`` are the builtins on numbers and NumPy's on arrays, and :func:`each` calls a
-function of plain numbers once per distinct value of an array.
+alike (:mod:`accelbook.inference.arrays`): ``maximum``/``minimum`` are the builtins on numbers and NumPy's
+on arrays, and ``each`` calls a function of plain numbers once per distinct value of an array.
 """
 
 from __future__ import annotations
 
 import math
 from typing import NamedTuple
-
-import numpy as np
 
 from accelbook.checks import real
 from accelbook.network.collectives import ring_time_s
@@ -35,6 +33,7 @@ from accelbook.specs.efficiency import measured_efficiency
 from accelbook.specs.measured import achievable_hbm_fraction, allreduce_latency, launch_overhead_per_layer
 from accelbook.specs.models import Model, bytes_per_element
 
+from .arrays import ceil_whole, each, maximum, minimum, whole_part
 from .dataflow import link_terms
 from .parallel import (
     ceil_share,
@@ -57,44 +56,6 @@ from .rates import (
     peak_precision,
 )
 from .result import usable_bytes
-
-
-def _arrays(*xs) -> bool:
-    return any(type(x) is np.ndarray for x in xs)
-
-
-def _max(a, b):
-    return np.maximum(a, b) if _arrays(a, b) else max(a, b)
-
-
-def _min(a, b):
-    return np.minimum(a, b) if _arrays(a, b) else min(a, b)
-
-
-def _ceil(x):
-    return np.ceil(x).astype(np.int64) if _arrays(x) else math.ceil(x)
-
-
-def _whole(x):
-    return x.astype(np.int64) if _arrays(x) else int(x)
-
-
-def each(fn, *args):
-    """``fn(*args)`` on plain numbers; where some of ``args`` are 1-D arrays (of one length), an array of
-    ``fn`` at every position, ``fn`` called once per distinct combination of plain values (a sweep's
-    layouts share a few tensor-parallel degrees and batch sizes, and ``fn`` checks its arguments)."""
-    if not _arrays(*args):
-        return fn(*args)
-    n = next(len(a) for a in args if type(a) is np.ndarray)
-    cols = [a.tolist() if type(a) is np.ndarray else [a] * n for a in args]
-    memo: dict = {}
-    out = []
-    for key in zip(*cols):
-        v = memo.get(key)
-        if v is None:
-            v = memo[key] = fn(*key)
-        out.append(v)
-    return np.array(out)
 
 
 class Layout(NamedTuple):
@@ -261,13 +222,13 @@ def memory_terms(model: Model, lay: Layout, r: Rates, streaming_bw: float | None
         real("weight_streaming_bytes_per_s", streaming_bw, 1.0, allow_inf=True)
     bpe, kvb = bytes_per_element(lay.precision), model.kv_bytes_per_token_at(lay.s_in + lay.s_out, lay.kv_precision)
     dp = lay.attention == "dp"        # DP attention: a rank keeps its own sequences' whole KV cache
-    kv_split = 1 if dp or model.mla is not None else _min(lay.tp, model.kv_heads)   # K/V heads shared out
+    kv_split = 1 if dp or model.mla is not None else minimum(lay.tp, model.kv_heads)   # K/V heads shared out
     w_chip = dp_weights_per_chip(model, bpe, lay.tp, lay.pp) if dp else model.params * bpe / (lay.tp * lay.pp)
     resident = 0.0 if streaming_bw is not None else w_chip        # weights that occupy the chip's memory
     kv_tok_chip = kvb / (kv_split * lay.pp)
     ctx_full = lay.s_in + lay.s_out
     mem_chip = resident + (ceil_share(lay.B, lay.tp) if dp else lay.B) * ctx_full * kv_tok_chip
-    max_batch = _whole(_max((r.usable - resident) // (ctx_full * kv_tok_chip), 0)) * (lay.tp if dp else 1)
+    max_batch = whole_part(maximum((r.usable - resident) // (ctx_full * kv_tok_chip), 0)) * (lay.tp if dp else 1)
     w_bw = streaming_bw if streaming_bw is not None else r.eta_mem * r.mem_bw
     return Memory(bpe, kvb, w_chip, resident, kv_tok_chip, ctx_full, mem_chip, max_batch, w_bw)
 
@@ -288,13 +249,13 @@ def decode_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, q: 
     sequence processing ``q`` tokens that share its context (``q = γ+1`` verifies ``γ`` draft tokens): the
     weights and the KV cache are read once, the matmuls, attention FLOPs and all-reduce bytes are ``q``×."""
     tp, pp, d = lay.tp, lay.pp, model.d_model
-    b = _max(lay.B / pp, 1.0)                            # a microbatch per stage (at least one sequence)
+    b = maximum(lay.B / pp, 1.0)                            # a microbatch per stage (at least one sequence)
     bq = b * q                                           # tokens its matmuls process
     c = lay.s_in + lay.s_out / 2
     if lay.attention == "dp":
         return _decode_dp(model, chip, lay, r, m, b, q, c)
     n_act = model.matmul_params_active
-    w_read = each(lambda t: weights_read_bytes(model, m.bpe, t), bq)
+    w_read = weights_read_bytes(model, m.bpe, bq)
     if model.moe is not None:                            # experts a microbatch touches, expected
         mo = model.moe
         touched = each(lambda t: 1 - (1 - mo.top_k / mo.n_experts) ** t, bq)  # Python pow (NumPy differs in the last bit)
@@ -305,8 +266,7 @@ def decode_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, q: 
     gemm_mem = w_read / (tp * pp) / m.w_bw
     # GEMMs of bq rows: tile/wave losses on GPUs; on TPUs the fold model charges every fold its weight
     # preload, which at a decode step's few rows it cannot hide, and no measurement checks that: not applied
-    eta_shape = (each(lambda rows, t: gemm_shape_efficiency(model, chip, rows, t), _ceil(bq), tp) if chip.kind == "gpu"
-                 else 1.0)
+    eta_shape = gemm_shape_efficiency(model, chip, ceil_whole(bq), tp) if chip.kind == "gpu" else 1.0
     gemm_cmp = bq * 2 * n_act / (tp * pp) / (r.eta * r.peak * eta_shape)
     attn_mem = b * c * m.kv_tok_chip * (model.kv_share(c) / model.kv_share(m.ctx_full)) / (r.eta_mem * r.mem_bw)
     attn_cmp = (bq * c * decode_attention_flops_per_context_token(model) * model.attention_share(c) / (tp * pp)
@@ -315,7 +275,7 @@ def decode_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, q: 
     t_comm = ar_fixed + bq * ar_tok                      # two all-reduces a layer
     t_launch = (model.n_layers / pp) * r.t_launch        # host and launch time, without CUDA graphs
     elem_tok = each(lambda t: elementwise_bytes_per_token(model, t, lay.precision), tp) / pp / (r.eta_mem * r.mem_bw)
-    t_stage = _max(gemm_mem, gemm_cmp) + _max(attn_mem, attn_cmp) + t_comm + t_launch + bq * elem_tok
+    t_stage = maximum(gemm_mem, gemm_cmp) + maximum(attn_mem, attn_cmp) + t_comm + t_launch + bq * elem_tok
     tpot = pp * t_stage + (pp - 1) * (r.hop + bq * d * 2 / r.link)
     return Decode(gemm_mem, gemm_cmp, attn_mem, attn_cmp, t_comm, t_stage, tpot, eta_shape, t_launch,
                    bq * elem_tok, elem_tok)
@@ -348,7 +308,7 @@ def prefill_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory) ->
     L, d = model.n_layers, model.d_model
     d_qk, d_v = model.attention_dim
     dp = lay.attention == "dp"        # DP attention: the prompt's rank runs all but the routed experts
-    eta_shape = each(lambda t: gemm_shape_efficiency(model, chip, s_in, t), 1 if dp else tp)
+    eta_shape = gemm_shape_efficiency(model, chip, s_in, 1 if dp else tp)
     a_exp = routed_active_params(model) if dp else 0
     per_tok = (2 * (model.matmul_params_active - a_exp) / (1 if dp else tp) + 2 * a_exp / tp) / pp \
         / (r.eta * r.peak * eta_shape)                                          # one token's matmuls
@@ -361,7 +321,7 @@ def prefill_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory) ->
                else ar_fixed + s_in * ar_tok)
     pf_elem = s_in * each(lambda t: elementwise_bytes_per_token(model, t, lay.precision), 1 if dp else tp) / pp \
         / (r.eta_mem * r.mem_bw)
-    ttft = (pp * (_max(pf_cmp, pf_mem) + pf_comm + pf_elem + (L / pp) * r.t_launch)
+    ttft = (pp * (maximum(pf_cmp, pf_mem) + pf_comm + pf_elem + (L / pp) * r.t_launch)
             + (pp - 1) * (r.hop + s_in * d * 2 / r.link))
     return Prefill(per_tok, attn_tok, pf_tok, pf_cmp, pf_mem, pf_comm, ttft, eta_shape, pf_elem)
 
@@ -371,7 +331,7 @@ def throughput(lay: Layout, dec: Decode, pf: Prefill) -> float:
     B, pp, s_out = lay.B, lay.pp, lay.s_out
     Bp = ceil_share(B, lay.tp) if lay.attention == "dp" else B    # DP attention: each rank prefills its own prompts
     # B prompts stream through the pp stages: (B + pp - 1) stage-slots, weights read once per batch
-    pf_batch = (Bp + pp - 1) * (_max(pf.pf_cmp, pf.pf_mem / Bp) + pf.pf_elem) + Bp * pf.pf_comm
+    pf_batch = (Bp + pp - 1) * (maximum(pf.pf_cmp, pf.pf_mem / Bp) + pf.pf_elem) + Bp * pf.pf_comm
     replica_tps = B * s_out / (pf_batch + s_out * dec.tpot)
     return lay.replicas * replica_tps
 

@@ -13,7 +13,7 @@ from accelbook.specs.system_power import default_pue
 from accelbook.ui import charts
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View
 
-from .common import concat_found, markdown_table, model_options, require_some
+from .common import markdown_table, model_options, require_some
 
 FRONTIER_SYSTEMS = {   # label -> (chip id, chips): 8-GPU servers, and enough SRAM chips to hold a 70B model
     "8 × H100": ("h100", 8), "8 × H200": ("h200", 8), "8 × B200": ("b200", 8), "8 × B300": ("b300", 8),
@@ -25,11 +25,12 @@ FRONTIER_SYSTEMS = {   # label -> (chip id, chips): 8-GPU servers, and enough SR
 
 
 @functools.lru_cache(maxsize=64)
-def _frontier_one(model, label, input_len, output_len, precision) -> pd.DataFrame:
-    """One system's frontier at the default PUE (cached: the PUE slider only restates tokens per kW)."""
-    chip, n = FRONTIER_SYSTEMS[label]
+def _frontier(model, systems: tuple, input_len, output_len, precision) -> pd.DataFrame:
+    """The systems' frontiers at the default PUE (cached: the PUE slider only restates tokens per kW); the
+    systems the model does not fit are left out."""
     try:
-        return inference.frontier(model, {label: (chip, n)}, input_len, output_len, precision)
+        return inference.frontier(model, {s: FRONTIER_SYSTEMS[s] for s in systems}, input_len, output_len, precision,
+                                  skip_errors=True)
     except ValueError:
         return pd.DataFrame()
 
@@ -69,14 +70,15 @@ def _trust() -> str:
 def frontier_view(model, systems, input_len, output_len, precision, target_tps_user, per="chip", pue=None) -> View:
     require_some(systems, "system")
     pue = default_pue() if pue is None else pue
-    parts = {s: _frontier_one(model, s, input_len, output_len, precision) for s in systems}
-    front, missing = concat_found(parts)
+    front = _frontier(model, tuple(systems), input_len, output_len, precision)
+    found = set() if front.empty else set(front["system"])
+    missing = [s for s in systems if s not in found]
     if front.empty:
         raise ValueError(f"{model} at {precision} fits on none of these systems")
     front = front.assign(tokens_per_s_per_kw=per_kw_at_pue(pd.to_numeric(front["tokens_per_s_per_kw"]), pue, default_pue()))
     fig = charts.frontier_chart(front, target_tps_user, per, title=f"{model}, {input_len:,} in / {output_len:,} out, {precision}")
     table = markdown_table(("system", "best tokens/s per chip at the target", "per kW", "USD per M tokens", "layout"),
-                           _best_rows(front, parts, target_tps_user))
+                           _best_rows(front, systems, target_tps_user))
     summary = (f"At **{target_tps_user:,.0f} tokens/s per user**:\n\n" + table
                + ("" if not missing else f"\n\nDoes not fit: {', '.join(missing)}."))
     flagged = sorted(front.loc[front["flag"] != "", "system"].unique()) if "flag" in front else []
