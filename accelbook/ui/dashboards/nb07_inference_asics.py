@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 import pandas as pd
 
 from accelbook import inference
@@ -38,12 +39,14 @@ def _frontier(model, systems: tuple, input_len, output_len, precision) -> pd.Dat
 def _best_rows(front: pd.DataFrame, systems, target_tps_user: float) -> list[str]:
     """The summary table's rows, one per system in ``systems``' order: its best tokens/s per chip among the
     points of ``front`` that reach the target."""
-    ok = front[front["tokens_per_s_per_user"] >= target_tps_user]
-    best = {r["system"]: r for r in ok.loc[ok.groupby("system", sort=False)["tokens_per_s_per_chip"].idxmax()]
-            .to_dict("records")} if not ok.empty else {}
+    col = {c: front[c].to_numpy() for c in ("system", "tokens_per_s_per_user", "tokens_per_s_per_chip", "tokens_per_s_per_kw",
+                                           "usd_per_million_tokens", "flag", "tp", "pp", "batch")} if not front.empty else {}
+    ok = np.flatnonzero(col["tokens_per_s_per_user"] >= target_tps_user) if col else np.array([], dtype=int)
     rows = []
     for system in systems:
-        r = best.get(system)
+        mine = ok[col["system"][ok] == system] if len(ok) else ok
+        r = ({c: v[mine[np.argmax(col["tokens_per_s_per_chip"][mine])]] for c, v in col.items()} if len(mine)
+             else None)           # the first of the best, as idxmax takes
         if r is None:
             rows.append(f"| {system} | cannot reach {target_tps_user:,.0f} tokens/s per user | | | |")
         elif r.get("flag", ""):
