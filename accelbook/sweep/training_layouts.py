@@ -2,7 +2,7 @@
 
 Each configuration runs the layout search (:func:`accelbook.training.search` with ``top=1``: every
 tensor, pipeline, context, data and expert parallel degree, microbatch, ZeRO stage and recomputation,
-evaluated by the Numba kernel in parallel) and returns the fastest layout that fits. A model that fits
+evaluated by the Numba kernel) and returns the fastest layout that fits. A model that fits
 no layout on that many chips is an error row that says how much memory the smallest layout needs.
 
 Default grid: Llama 3.1 8B, 70B and 405B × H100, B200, TPU v5p × 64, 512 and 4,096 chips, a batch of

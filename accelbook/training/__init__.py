@@ -48,7 +48,7 @@ Where each part lives (the file list is the table of contents):
   result slots ``R_*`` (:data:`RESULT_FIELDS`);
 - :mod:`.compute`, :mod:`.communication`, :mod:`.pipeline`, :mod:`.memory`: the formulas above,
   as small ``@njit`` functions;
-- :mod:`.kernel`: ``_evaluate`` (one layout) and ``_search_kernel`` (every layout, in parallel),
+- :mod:`.kernel`: ``_evaluate`` (one layout) and ``_search_kernel`` (every layout, sharing terms within a group),
   behind :func:`~.kernel.evaluate_layout` and :func:`~.kernel.evaluate_layouts`;
 - :mod:`.step`: :func:`estimate` and :class:`TrainingEstimate`; :mod:`.layouts`: :func:`search_space`,
   :func:`search`; :mod:`.scaling_curve`: :func:`scaling`; :mod:`.validation`: the published runs,

@@ -106,23 +106,42 @@ def collective_time(kind, S, g, stride, c):
 
 
 @njit(cache=True, inline="always")
-def tensor_parallel_time(mv, c, T, tp, rec, tp_overlap):
-    """(exposed, hidden) tensor-parallel time (s) of one layer: ``n·t_ag(2·T·d)`` with n = 8
-    all-gathers and reduce-scatters, 12 under full recomputation (``rec`` 2); the share ``tp_overlap``
-    hidden behind GEMMs, the rest exposed."""
+def tensor_parallel_pass(mv, c, T, tp):
+    """Time (s) of one tensor-parallel all-gather (or reduce-scatter) of a layer's activations,
+    ``2·T·d`` bytes over tp ranks at stride 1; 0 without tensor parallelism."""
+    if tp <= 1:
+        return 0.0
+    A = T * mv[M_D] * 2.0
+    return collective_time(ALL_GATHER, A, tp, 1.0, c)
+
+
+@njit(cache=True, inline="always")
+def tensor_parallel_time(t_pass, tp, rec, tp_overlap):
+    """(exposed, hidden) tensor-parallel time (s) of one layer: ``n·t_pass`` (:func:`tensor_parallel_pass`)
+    with n = 8 all-gathers and reduce-scatters, 12 under full recomputation (``rec`` 2); the share
+    ``tp_overlap`` hidden behind GEMMs, the rest exposed."""
     if tp <= 1:
         return 0.0, 0.0
-    A = T * mv[M_D] * 2.0
     n_coll = 8.0 + (4.0 if rec == 2 else 0.0)
-    t_raw = n_coll * collective_time(ALL_GATHER, A, tp, 1.0, c)
+    t_raw = n_coll * t_pass
     return (1.0 - tp_overlap) * t_raw, tp_overlap * t_raw
 
 
 @njit(cache=True, inline="always")
-def context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a, rec, allgather):
-    """(exposed, hidden) context-parallel time (s) of one layer, over cp ranks at stride tp, of this
-    chip's K and V (``2·T·2·kv_loc·d_head`` bytes, times ``M_KVS`` under a sliding or chunked window: a local
-    layer exchanges only its window's K and V, the mean over layers of ``min(s, W)/s``):
+def context_parallel_pass(mv, c, T, tp, cp, kv_loc):
+    """Time (s) of one context-parallel pass, over cp ranks at stride tp, of this chip's K and V
+    (``2·T·2·kv_loc·d_head`` bytes, times ``M_KVS`` under a sliding or chunked window: a local layer
+    exchanges only its window's K and V, the mean over layers of ``min(s, W)/s``); 0 without cp."""
+    if cp <= 1:
+        return 0.0
+    kv_bytes = T * 2.0 * kv_loc * mv[M_DH] * 2.0 * mv[M_KVS]
+    return collective_time(ALL_GATHER, kv_bytes * cp, cp, tp, c)
+
+
+@njit(cache=True, inline="always")
+def context_parallel_time(t_pass, cp, t_a, rec, allgather):
+    """(exposed, hidden) context-parallel time (s) of one layer from its pass ``t_pass``
+    (:func:`context_parallel_pass`):
 
     - ring attention (``allgather`` 0): 3 ring passes, less the 3.5·t_a of attention behind them;
     - all-gather (``allgather`` 1, Llama 3): K and V all-gathered before the forward's attention, their
@@ -131,8 +150,6 @@ def context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a, rec, allgather):
       path and is small because GQA keeps K and V small)."""
     if cp <= 1:
         return 0.0, 0.0
-    kv_bytes = T * 2.0 * kv_loc * mv[M_DH] * 2.0 * mv[M_KVS]
-    t_pass = collective_time(ALL_GATHER, kv_bytes * cp, cp, tp, c)
     if allgather > 0:
         return (3.0 if rec == 2 else 2.0) * t_pass, 0.0
     return max(0.0, 3.0 * t_pass - 3.5 * t_a), min(3.0 * t_pass, 3.5 * t_a)
@@ -178,8 +195,9 @@ def bucket_params(p, g, c):
 
 
 @njit(cache=True, inline="always")
-def data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, gsync, m, t_layers, t_f_mb, t_b_mb):
-    """(exposed beyond compute, last bucket, total) data-parallel time (s) of a step.
+def data_parallel_collectives(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero):
+    """(t_rs, t_ag, t_bk_rs, t_bk_ag): the data-parallel passes (s) of a step, which
+    :func:`data_parallel_times` hides behind compute.
 
     A pass is a ring over the ``g_ne`` ranks holding the same non-expert parameters ``p_ne`` (stride
     tp) + one over the ``g_e`` holding the same experts ``p_e`` (stride tp·cp·ep). The gradient
@@ -187,19 +205,8 @@ def data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, gsync, m, t_l
     Megatron reduces its fp32 main gradients unless told to reduce in bf16; Llama 3 reduce-scatters in
     fp32 too), the parameter all-gather ``t_ag`` the weight bytes (``C_W_BYTES``: 2, bf16; ZeRO-0's
     all-reduce moves gradients both ways, so both passes at the gradient bytes); ``t_bk_rs``,
-    ``t_bk_ag`` the same over one DDP bucket of each (:func:`bucket_params`).
-    Gradients are reduced bucket by bucket as the backward produces them (Li et al. 2020; Megatron's
-    DDP), so the last bucket's reduce-scatter starts when the backward ends and the first bucket of
-    the parameter all-gather (ZeRO ≥ 1's updated shards, ZeRO-3's weights) must land before the
-    forward can start: ``t_bk_rs + t_bk_ag`` is never hidden (the second value). The rest hides behind
-    compute, what exceeds it exposed (the first value): ZeRO-3, two weight all-gathers and a
-    reduce-scatter a microbatch (less the step's two buckets) behind its ``t_layers`` of work;
-    gradients synced once a step (``gsync`` 0), a reduce-scatter behind the last microbatch's backward
-    ``t_b_mb`` and an all-gather behind a forward ``t_f_mb``; synced every microbatch (``gsync`` 1,
-    ZeRO-2), ``m`` reduce-scatters, each behind its microbatch's backward, and the all-gather; the last
-    reduce-scatter and the all-gather less a bucket. Total traffic: ``t_rs + t_ag`` once a step,
-    ``m·t_rs + t_ag`` every microbatch, ``m·(t_rs + 2·t_ag)`` ZeRO-3. Worked number: 8 H100 in one
-    NVSwitch domain, dp = 8, a 40M-parameter bucket of fp32 gradients (160 MB): ``t_bk_rs`` ≈ 7/8·160 MB
+    ``t_bk_ag`` the same over one DDP bucket of each (:func:`bucket_params`). Worked number: 8 H100 in
+    one NVSwitch domain, dp = 8, a 40M-parameter bucket of fp32 gradients (160 MB): ``t_bk_rs`` ≈ 7/8·160 MB
     / B_domain + 7 α, about 0.4 ms.
     """
     g_bytes = c[C_G_BYTES]
@@ -213,6 +220,26 @@ def data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, gsync, m, t_l
         + collective_time(REDUCE_SCATTER, g_bytes * b_e, g_e, tp * cp * ep, c)
     t_bk_ag = collective_time(ALL_GATHER, w_bytes * b_ne, g_ne, tp, c) \
         + collective_time(ALL_GATHER, w_bytes * b_e, g_e, tp * cp * ep, c)
+    return t_rs, t_ag, t_bk_rs, t_bk_ag
+
+
+@njit(cache=True, inline="always")
+def data_parallel_times(t_rs, t_ag, t_bk_rs, t_bk_ag, zero, gsync, m, t_layers, t_f_mb, t_b_mb):
+    """(exposed beyond compute, last bucket, total) data-parallel time (s) of a step, from its passes
+    (:func:`data_parallel_collectives`).
+
+    Gradients are reduced bucket by bucket as the backward produces them (Li et al. 2020; Megatron's
+    DDP), so the last bucket's reduce-scatter starts when the backward ends and the first bucket of
+    the parameter all-gather (ZeRO ≥ 1's updated shards, ZeRO-3's weights) must land before the
+    forward can start: ``t_bk_rs + t_bk_ag`` is never hidden (the second value). The rest hides behind
+    compute, what exceeds it exposed (the first value): ZeRO-3, two weight all-gathers and a
+    reduce-scatter a microbatch (less the step's two buckets) behind its ``t_layers`` of work;
+    gradients synced once a step (``gsync`` 0), a reduce-scatter behind the last microbatch's backward
+    ``t_b_mb`` and an all-gather behind a forward ``t_f_mb``; synced every microbatch (``gsync`` 1,
+    ZeRO-2), ``m`` reduce-scatters, each behind its microbatch's backward, and the all-gather; the last
+    reduce-scatter and the all-gather less a bucket. Total traffic: ``t_rs + t_ag`` once a step,
+    ``m·t_rs + t_ag`` every microbatch, ``m·(t_rs + 2·t_ag)`` ZeRO-3.
+    """
     t_bk = t_bk_rs + t_bk_ag
     if zero == 3:   # weights gathered for every microbatch, hidden behind that microbatch's work
         return m * max(0.0, t_rs + 2.0 * t_ag - t_bk / m - t_layers), t_bk, m * (t_rs + 2.0 * t_ag)

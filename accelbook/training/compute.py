@@ -198,18 +198,18 @@ def recompute_time(mv, c, T, tp, sp, dff_eff, rec, flash, t_fwd, t_a, t_a_mem):
 
 
 @njit(cache=True, inline="always")
-def layer_compute_times(mv, c, T, s, tp, cp, ep, mb, sp, kv_loc, flash, rec):
-    """One layer, one microbatch: (t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_rec, t_routed) in seconds,
-    forward GEMM, attention FLOP and score traffic, elementwise; their forward and backward sums
-    (``t_bwd = 2·t_g + 2.5·t_a + 2·t_a_mem + 2·t_e``); recomputation; the routed experts' share of t_g."""
+def layer_pass_times(mv, c, T, s, tp, cp, ep, mb, sp, kv_loc, flash):
+    """One layer, one microbatch, before recomputation: (t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_routed,
+    dff_eff), forward GEMM, attention FLOP and score traffic, elementwise (s); their forward and backward
+    sums (``t_bwd = 2·t_g + 2.5·t_a + 2·t_a_mem + 2·t_e``); the routed experts' share of t_g; the FFN
+    width a token passes through (:func:`routed_ffn_width`). :func:`recompute_time` adds the recomputation."""
     t_g, t_routed = layer_gemm_time(mv, c, T, tp, ep)
     t_a, t_a_mem = attention_time(mv, c, T, s, tp, cp, mb, flash)
     dff_eff = routed_ffn_width(mv)
     t_e = elementwise_time(mv, c, T, tp, sp, kv_loc, dff_eff)
     t_fwd = t_g + t_a + t_a_mem + t_e
     t_bwd = 2.0 * t_g + 2.5 * t_a + 2.0 * t_a_mem + 2.0 * t_e
-    t_rec = recompute_time(mv, c, T, tp, sp, dff_eff, rec, flash, t_fwd, t_a, t_a_mem)
-    return t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_rec, t_routed
+    return t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_routed, dff_eff
 
 
 @njit(cache=True, inline="always")

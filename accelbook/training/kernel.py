@@ -15,12 +15,15 @@ passes (forward + backward: ×3 for GEMMs and elementwise, ×3.5 attention FLOPs
 ``t_stage_imbalance_s`` what the busiest stage (``⌈L/pp⌉`` layers, or the last with the LM head) adds,
 so that the components sum to the step time.
 
-``_enumerate`` lists the valid layouts and ``_search_kernel`` evaluates them in parallel (``prange``
-over independent rows, each writing only its own row). Call them through :func:`evaluate_layout`
-and :func:`evaluate_layouts`, which take checked inputs and return arrays.
+``_enumerate`` lists the valid layouts and ``_search_kernel`` evaluates them a group at a time: the
+rows of one (tp, cp, pp, dp, ep, microbatch, vp) share that layout's terms (:func:`_layout_terms`) and,
+per ZeRO stage and schedule, its data-parallel passes, so only what ZeRO, gradient sync, schedule and
+recomputation change is computed per row (:func:`_finish`), by the same functions as for one layout.
+Call them through :func:`evaluate_layout` and :func:`evaluate_layouts`, which take checked inputs and
+return arrays.
 
-The formula helpers are ``@njit(inline="always")``: Numba inlines them into ``_evaluate``, which
-compiles to one function as it did when it was written as one (called separately, each helper that
+The formula helpers are ``@njit(inline="always")``: Numba inlines them into ``_evaluate`` and the
+search kernel, each compiled to one function as when ``_evaluate`` was written as one (called separately, each helper that
 takes the model and chip vectors costs reference counting; the search ran about 35 % slower). Numba's
 on-disk cache does not notice a change to a function in another file: after editing a helper, clear
 ``.numba_cache``.
@@ -29,16 +32,26 @@ on-disk cache does not notice a change to a function in another file: after edit
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .communication import (
+    context_parallel_pass,
     context_parallel_time,
+    data_parallel_collectives,
     data_parallel_times,
     expert_all_to_all_time,
     pipeline_send_time,
+    tensor_parallel_pass,
     tensor_parallel_time,
 )
-from .compute import imbalance_time, kv_heads_per_chip, layer_compute_times, lm_head_time, moe_permute_time
+from .compute import (
+    imbalance_time,
+    kv_heads_per_chip,
+    layer_pass_times,
+    lm_head_time,
+    moe_permute_time,
+    recompute_time,
+)
 from .memory import (
     activation_bytes,
     activation_bytes_per_token,
@@ -105,6 +118,65 @@ from .slots import (
     R_TOKENS_PER_S_PER_CHIP,
 )
 
+#: the layout terms (``G_*`` slots, :func:`_layout_terms`): what a layout's step shares between the rows of a
+#: search that differ only in ZeRO stage, gradient sync, pipeline schedule and recomputation
+(G_T, G_SP, G_M, G_LST, G_LLAST, G_KV, G_TG, G_TA, G_TAMEM, G_TE, G_TFWD, G_TBWD, G_TROUTED, G_DFF, G_THEAD,
+ G_TP_PASS, G_CP_PASS, G_TEP, G_PERM, G_IMB, G_TPP, G_PNE, G_PE, G_NVEC) = range(24)
+#: the data-parallel passes (:func:`~.communication.data_parallel_collectives`), one set per ZeRO stage and schedule
+N_DP_PASSES = 4
+
+
+@njit(cache=True, inline="always")
+def _layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g):
+    """Fill ``g`` (``G_*`` slots) with the terms of a layout that do not depend on its ZeRO stage,
+    gradient sync, schedule or recomputation: the microbatch's tokens ``T``, sequence-parallel split,
+    microbatches ``m``, stage layers, K/V heads per chip, one layer's forward and backward times
+    (:func:`~.compute.layer_pass_times`), the LM head, one tensor- and one context-parallel pass, the
+    expert all-to-all, MoE permutation and imbalance (forward), the pipeline sends and the parameters of
+    the busiest stage. Arguments as :func:`_evaluate`'s."""
+    L = mv[M_L]
+    T = mb * s / cp                           # tokens of a microbatch on one chip
+    sp = tp if seqpar else 1.0                # sequence parallelism splits norms/residuals by tp
+    Lst, L_last = stage_layers(L, pp)
+    kv_loc = kv_heads_per_chip(mv, tp)
+    t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_routed, dff_eff = layer_pass_times(mv, c, T, s, tp, cp, ep, mb, sp,
+                                                                               kv_loc, flash)
+    g[G_T], g[G_SP], g[G_M], g[G_LST], g[G_LLAST], g[G_KV] = T, sp, B / (dp * mb), Lst, L_last, kv_loc
+    g[G_TG], g[G_TA], g[G_TAMEM], g[G_TE], g[G_TFWD], g[G_TBWD] = t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd
+    g[G_TROUTED], g[G_DFF] = t_routed, dff_eff
+    g[G_THEAD] = lm_head_time(mv, c, T, tp)
+    g[G_TP_PASS] = tensor_parallel_pass(mv, c, T, tp)
+    g[G_CP_PASS] = context_parallel_pass(mv, c, T, tp, cp, kv_loc)
+    g[G_TEP] = expert_all_to_all_time(mv, c, T, tp, cp, ep)
+    g[G_PERM] = moe_permute_time(mv, c, T)
+    g[G_IMB] = imbalance_time(mv, ep, t_routed)
+    g[G_TPP] = pipeline_send_time(mv, c, T, tp, cp, dp, pp, vp, sp)
+    g[G_PNE], g[G_PE] = stage_params(mv, L, Lst, L_last, pp, tp, ep)
+
+
+@njit(cache=True, inline="always")
+def _held_params(g, sched):
+    """(non-expert, expert) parameters a chip of the busiest stage holds before ZeRO: the stage's
+    (``G_PNE``, ``G_PE``); DualPipe (``sched`` 2) holds two stages' parameters, one per direction."""
+    if sched == 2:
+        return 2.0 * g[G_PNE], 2.0 * g[G_PE]
+    return g[G_PNE], g[G_PE]
+
+
+@njit(cache=True, inline="always")
+def _dp_groups(dp, cp, ep):
+    """(ranks holding the same non-expert weights, ranks holding the same experts)."""
+    return dp * cp, dp * cp / ep
+
+
+@njit(cache=True, inline="always")
+def _dp_passes(c, g, tp, cp, dp, ep, zero, sched, d):
+    """Fill ``d`` with the data-parallel passes (t_rs, t_ag, t_bk_rs, t_bk_ag) of a layout whose terms
+    are ``g`` at ZeRO stage ``zero`` and schedule ``sched`` (:func:`~.communication.data_parallel_collectives`)."""
+    p_ne, p_e = _held_params(g, sched)
+    g_ne, g_e = _dp_groups(dp, cp, ep)
+    d[0], d[1], d[2], d[3] = data_parallel_collectives(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero)
+
 
 @njit(cache=True)
 def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, sched, flash, seqpar, usable_bytes, opt, out):
@@ -112,6 +184,19 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, sched, 
     sequence length; ``zero`` the ZeRO stage, ``rec`` the index in RECOMPUTE, ``gsync`` the index in
     GRAD_SYNC, ``sched`` in SCHEDULES; ``usable_bytes`` the HBM a chip may fill; ``opt`` the run's
     options (``O_*`` slots). Every layout argument is a float except ``zero``, ``rec``, ``gsync`` and ``sched``.
+    The layout's terms (:func:`_layout_terms`), its data-parallel passes (:func:`_dp_passes`), then the
+    step from them (:func:`_finish`): the search runs the same three, sharing the first two between rows."""
+    g = np.empty(G_NVEC)
+    d = np.empty(N_DP_PASSES)
+    _layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g)
+    _dp_passes(c, g, tp, cp, dp, ep, zero, sched, d)
+    _finish(mv, c, g, d, B, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sched, flash, usable_bytes, opt, out)
+
+
+@njit(cache=True, inline="always")
+def _finish(mv, c, g, d, B, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sched, flash, usable_bytes, opt, out):
+    """Fill ``out`` (the ``R_*`` slots) for one layout from its terms ``g`` (:func:`_layout_terms`) and
+    data-parallel passes ``d`` (:func:`_dp_passes`); the other arguments as :func:`_evaluate`'s.
 
     Length: one function on purpose. Each stage feeds the next (a layer's time sets the microbatch's,
     which sets the bubble and the windows data parallelism hides behind) and the result slots are
@@ -120,22 +205,18 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, sched, 
     for i in range(out.shape[0]):
         out[i] = 0.0
     L = mv[M_L]
-    T = mb * s / cp                           # tokens of a microbatch on one chip
-    sp = tp if seqpar else 1.0                # sequence parallelism splits norms/residuals by tp
-    m = B / (dp * mb)                         # microbatches per step
-    Lst, L_last = stage_layers(L, pp)
-    kv_loc = kv_heads_per_chip(mv, tp)
+    T, sp, m, Lst, L_last, kv_loc = g[G_T], g[G_SP], g[G_M], g[G_LST], g[G_LLAST], g[G_KV]
+    t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd = g[G_TG], g[G_TA], g[G_TAMEM], g[G_TE], g[G_TFWD], g[G_TBWD]
     # ---- one layer, one microbatch: compute, then the communication it exposes
-    t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_rec, t_routed = layer_compute_times(mv, c, T, s, tp, cp, ep, mb, sp,
-                                                                                kv_loc, flash, rec)
-    t_head = lm_head_time(mv, c, T, tp)
-    t_tp, h_tp = tensor_parallel_time(mv, c, T, tp, rec, opt[O_TP_OVERLAP])
-    t_cp, h_cp = context_parallel_time(mv, c, T, tp, cp, kv_loc, t_a, rec, opt[O_CP_ALLGATHER])
-    t_ep = expert_all_to_all_time(mv, c, T, tp, cp, ep)
+    t_rec = recompute_time(mv, c, T, tp, sp, g[G_DFF], rec, flash, t_fwd, t_a, t_a_mem)
+    t_head = g[G_THEAD]
+    t_tp, h_tp = tensor_parallel_time(g[G_TP_PASS], tp, rec, opt[O_TP_OVERLAP])
+    t_cp, h_cp = context_parallel_time(g[G_CP_PASS], cp, t_a, rec, opt[O_CP_ALLGATHER])
+    t_ep = g[G_TEP]
     # MoE: permutation (forward, backward, and the recomputed forward) and the busiest rank's extra GEMMs
     n_fwd = 1.0 if rec == 2 else 0.0
-    t_perm = (2.0 + n_fwd) * moe_permute_time(mv, c, T)
-    t_imb = (3.0 + n_fwd) * imbalance_time(mv, ep, t_routed)
+    t_perm = (2.0 + n_fwd) * g[G_PERM]
+    t_imb = (3.0 + n_fwd) * g[G_IMB]
     h_ep = 0.0
     if sched == 2:   # DualPipe hides the all-to-all behind the other direction's compute
         h_ep = min(t_ep, t_fwd + t_bwd + t_rec)
@@ -143,7 +224,7 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, sched, 
     t_ovl_layer = c[C_OVL] * (h_tp + h_cp + h_ep)    # compute slowed by the communication hidden behind it
     t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep + t_perm + t_imb + t_ovl_layer
     # ---- the pipeline
-    t_pp = pipeline_send_time(mv, c, T, tp, cp, dp, pp, vp, sp)
+    t_pp = g[G_TPP]
     t_ovl_pp = 0.0
     if sched == 2:   # ... and its sends
         t_ovl_pp = c[C_OVL] * t_pp
@@ -152,12 +233,9 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, sched, 
     t_w = Lst * t_g                                  # weight-gradient GEMMs of a microbatch on the stage
     bubble = bubble_time(pp, vp, t_mb, Lst * (t_bwd - t_g + t_rec), t_w, sched)
     # ---- data parallelism and the optimizer, on the parameters of the busiest stage
-    p_ne, p_e = stage_params(mv, L, Lst, L_last, pp, tp, ep)
-    if sched == 2:   # DualPipe: each rank holds two stages' parameters, one per direction
-        p_ne, p_e = 2.0 * p_ne, 2.0 * p_e
-    g_ne = dp * cp                            # ranks holding the same non-expert weights
-    g_e = dp * cp / ep
-    t_dp, t_bk, t_dp_total = data_parallel_times(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, gsync, m, Lst * t_layer,
+    p_ne, p_e = _held_params(g, sched)
+    g_ne, g_e = _dp_groups(dp, cp, ep)
+    t_dp, t_bk, t_dp_total = data_parallel_times(d[0], d[1], d[2], d[3], zero, gsync, m, Lst * t_layer,
                                                  Lst * (t_fwd + t_tp / 2.0), Lst * (t_bwd + t_rec + t_tp / 2.0))
     t_ovl_dp = c[C_OVL] * max(0.0, t_dp_total - t_dp - t_bk)   # the hidden part slows what hides it
     p_opt = optimizer_params(p_ne, p_e, g_ne, g_e, zero)
@@ -227,8 +305,12 @@ def grad_sync_valid(zero, gsync):
 
 
 @njit(cache=True)
-def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, cfg):
-    """Fill the rows of ``cfg`` (``CFG_*`` columns) with every valid layout; returns how many.
+def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, cfg, starts, write):
+    """Fill the rows of ``cfg`` (``CFG_*`` columns) with every valid layout; returns (how many, how many
+    groups). A group is the rows of one (tp, cp, pp, dp, ep, microbatch, vp), which differ only in ZeRO
+    stage, gradient sync, schedule and recomputation: they are consecutive, group ``j`` the rows
+    ``starts[j]`` to ``starts[j + 1]`` (``starts`` holds one more entry than there are groups). With
+    ``write`` false it only counts (``cfg`` may then have no rows), so the caller can size ``cfg``.
 
     Validity: tp·cp·pp·dp = n with dp among the candidates ``dps``, ep | dp and ep | experts,
     dp·mb | B, vp > 1 only with pp > 1, (B/(dp·mb)) % pp == 0 and pp·vp ≤ layers, tp | heads,
@@ -236,6 +318,8 @@ def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss,
     (:func:`grad_sync_valid`) and the schedule for the pipeline (:func:`~.pipeline.schedule_valid`).
     """
     k = 0
+    n_groups = 0
+    starts[0] = 0
     L = mv[M_L]
     for tp in tps:
         if mv[M_H] % tp != 0:
@@ -262,6 +346,9 @@ def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss,
                         for vp in vps:
                             if vp > 1 and (pp == 1 or m % pp != 0 or pp * vp > L):
                                 continue
+                            if k > starts[n_groups]:    # the previous group has rows: open a new one
+                                n_groups += 1
+                            starts[n_groups] = k
                             for zero in zeros:
                                 for gs in gss:
                                     if not grad_sync_valid(zero, gs):
@@ -270,6 +357,9 @@ def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss,
                                         if not schedule_valid(sc, pp, vp, m):
                                             continue
                                         for rec in recs:
+                                            if not write:
+                                                k += 1
+                                                continue
                                             cfg[k, CFG_TP] = tp
                                             cfg[k, CFG_CP] = cp
                                             cfg[k, CFG_PP] = pp
@@ -282,20 +372,59 @@ def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss,
                                             cfg[k, CFG_GSYNC] = gs
                                             cfg[k, CFG_SCHED] = sc
                                             k += 1
+    if k > starts[n_groups]:
+        n_groups += 1
+    starts[n_groups] = k
+    return k, n_groups
+
+
+@njit(cache=True)
+def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, flash, seqpar,
+                   usable_bytes, opt, cfg, res, starts, cols):
+    """Enumerate every valid layout into the rows of ``cfg`` (:func:`_enumerate`), then evaluate them
+    into the rows of ``res``, a group of rows at a time; returns the number of rows filled. ``res`` keeps
+    the result slots ``cols`` (``res[i, j]`` is slot ``cols[j]``), so a search that ranks on a few slots
+    need not hold all of them for every layout.
+
+    Each row gets what :func:`_evaluate` computes, from the same three steps: the group's terms
+    (:func:`_layout_terms`) once per group, the data-parallel passes (:func:`_dp_passes`) once per ZeRO
+    stage and schedule in the group, then :func:`_finish` per row. One thread: sharing the group's
+    terms makes a row cost about 50 ns, and on a 2-core machine a parallel loop waited for its second
+    thread longer than it saved (2 to 30 ms a search when other work held a core, against 3 ms steady)."""
+    k, n_groups = _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, cfg, starts,
+                             True)
+    n_sched = max(1, int(scheds.max()) + 1) if scheds.size else 1
+    n_var = (int(zeros.max()) + 1) * n_sched if zeros.size else 1
+    g = np.empty(G_NVEC)
+    d = np.empty((n_var, N_DP_PASSES))
+    done = np.zeros(n_var, dtype=np.bool_)
+    row = np.empty(N_RESULTS)
+    for j in range(n_groups):
+        i0 = starts[j]
+        done[:] = False
+        tp, cp, pp, vp, dp, ep = cfg[i0, CFG_TP], cfg[i0, CFG_CP], cfg[i0, CFG_PP], cfg[i0, CFG_VP], cfg[i0, CFG_DP], \
+            cfg[i0, CFG_EP]
+        _layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, cfg[i0, CFG_MB], flash, seqpar, g)
+        for i in range(i0, starts[j + 1]):
+            zero, sched = int(cfg[i, CFG_ZERO]), int(cfg[i, CFG_SCHED])
+            v = zero * n_sched + sched
+            if not done[v]:
+                _dp_passes(c, g, tp, cp, dp, ep, zero, sched, d[v])
+                done[v] = True
+            _finish(mv, c, g, d[v], B, s, tp, cp, pp, vp, dp, ep, zero, int(cfg[i, CFG_REC]), int(cfg[i, CFG_GSYNC]),
+                    sched, flash, usable_bytes, opt, row)
+            for q in range(cols.shape[0]):
+                res[i, q] = row[cols[q]]
     return k
 
 
-@njit(cache=True, parallel=True)
-def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, flash, seqpar,
-                   usable_bytes, opt, cfg, res):
-    """Enumerate every valid layout into the rows of ``cfg`` (:func:`_enumerate`), then evaluate them
-    in parallel into the rows of ``res``; returns the number of rows filled."""
-    k = _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, cfg)
-    for i in prange(k):
+@njit(cache=True)
+def _evaluate_rows(mv, c, B, s, cfg, flash, seqpar, usable_bytes, opt, res):
+    """:func:`_evaluate` of each row of ``cfg`` (``CFG_*`` columns) into the same row of ``res``."""
+    for i in range(cfg.shape[0]):
         _evaluate(mv, c, B, s, cfg[i, CFG_TP], cfg[i, CFG_CP], cfg[i, CFG_PP], cfg[i, CFG_VP], cfg[i, CFG_DP],
                   cfg[i, CFG_EP], cfg[i, CFG_MB], int(cfg[i, CFG_ZERO]), int(cfg[i, CFG_REC]), int(cfg[i, CFG_GSYNC]),
                   int(cfg[i, CFG_SCHED]), flash, seqpar, usable_bytes, opt, res[i])
-    return k
 
 
 # -- the public wrappers -----------------------------------------------------------------------------------------
@@ -320,14 +449,37 @@ def evaluate_layout(mv: np.ndarray, cv: np.ndarray, B: int, s: int, tp: int, cp:
 
 
 def evaluate_layouts(mv: np.ndarray, cv: np.ndarray, n: int, B: int, s: int, space: dict[str, np.ndarray],
-                     flash: bool, seqpar: bool, usable_bytes: float, opt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                     flash: bool, seqpar: bool, usable_bytes: float, opt: np.ndarray,
+                     fields: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every valid layout of the candidate values ``space`` (:func:`accelbook.training.search_space`)
-    on ``n`` chips: (config rows, ``CFG_*`` columns; result rows, ``R_*`` columns), in enumeration order."""
-    cap = int(np.prod([len(v) for k, v in space.items() if k != "dp"]))   # dp follows from tp·cp·pp
-    cfg = np.zeros((cap, len(CONFIG_FIELDS)), dtype=np.float64)
-    res = np.zeros((cap, N_RESULTS))
-    k = _search_kernel(mv, cv, float(n), float(B), float(s), space["tp"], space["cp"], space["pp"], space["vp"],
-                       space["dp"], space["ep"], space["microbatch"], space["zero_stage"], space["recompute"],
-                       space["grad_sync"], space["schedule"], bool(flash), bool(seqpar), float(usable_bytes),
-                       np.ascontiguousarray(opt, dtype=np.float64), cfg, res)
-    return cfg[:k], res[:k]
+    on ``n`` chips: (config rows, ``CFG_*`` columns; result rows, ``R_*`` columns), in enumeration order.
+    ``fields``: the ``R_*`` slots to keep, in that order (default all, the ``R_*`` columns); the
+    values are the same, a search that ranks on a few keeps less memory (:func:`evaluate_rows` then
+    gives the full rows of the layouts it picks)."""
+    lists = (space["tp"], space["cp"], space["pp"], space["vp"], space["dp"], space["ep"], space["microbatch"],
+             space["zero_stage"], space["recompute"], space["grad_sync"], space["schedule"])
+    # groups of rows: one per (tp, cp, pp, vp, ep, microbatch) at most, dp following from tp·cp·pp
+    starts = np.zeros(int(np.prod([len(space[k]) for k in ("tp", "cp", "pp", "vp", "ep", "microbatch")])) + 1,
+                      dtype=np.int64)
+    # count first, then fill arrays of exactly that many rows (every row is written: no zeroing needed)
+    k, _ = _enumerate(mv, float(n), float(B), float(s), *lists, np.empty((0, len(CONFIG_FIELDS))), starts, False)
+    cols = np.arange(N_RESULTS, dtype=np.int64) if fields is None else np.array(fields, dtype=np.int64)
+    if cols.ndim != 1 or ((cols < 0) | (cols >= N_RESULTS)).any():
+        raise ValueError(f"fields must be result slots in [0, {N_RESULTS}), got {fields!r}")
+    cfg = np.empty((k, len(CONFIG_FIELDS)), dtype=np.float64)
+    res = np.empty((k, len(cols)))
+    filled = _search_kernel(mv, cv, float(n), float(B), float(s), *lists, bool(flash), bool(seqpar), float(usable_bytes),
+                            np.ascontiguousarray(opt, dtype=np.float64), cfg, res, starts, cols)
+    assert filled == k
+    return cfg, res
+
+
+def evaluate_rows(mv: np.ndarray, cv: np.ndarray, B: int, s: int, cfg: np.ndarray, flash: bool, seqpar: bool,
+                  usable_bytes: float, opt: np.ndarray) -> np.ndarray:
+    """The result rows (``R_*`` columns) of the layouts ``cfg`` (rows of :func:`evaluate_layouts`' configs:
+    valid layouts, ``CFG_*`` columns), as :func:`evaluate_layouts` gives them."""
+    cfg = np.ascontiguousarray(cfg, dtype=np.float64).reshape(-1, len(CONFIG_FIELDS))
+    res = np.empty((len(cfg), N_RESULTS))
+    _evaluate_rows(mv, cv, float(B), float(s), cfg, bool(flash), bool(seqpar), float(usable_bytes),
+                   np.ascontiguousarray(opt, dtype=np.float64), res)
+    return res

@@ -12,7 +12,7 @@ from accelbook.specs.clusters import Cluster
 from accelbook.specs.models import Model
 
 from .arguments import batch_sequences, chip_count, memory_reserve_fraction, resolve, sequence_length
-from .kernel import evaluate_layouts
+from .kernel import evaluate_layouts, evaluate_rows
 from .mfu import model_flops_utilisation
 from .slots import (
     CFG_PP,
@@ -45,7 +45,8 @@ def _pow2_upto(x: int) -> np.ndarray:
 
 
 def _divisors(x: int, cap: int) -> np.ndarray:
-    return np.array([k for k in range(1, min(x, cap) + 1) if x % k == 0], dtype=np.float64)
+    k = np.arange(1, min(x, cap) + 1, dtype=np.int64)
+    return k[x % k == 0].astype(np.float64)
 
 
 def _values(v) -> list:
@@ -152,35 +153,40 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
     :data:`~.slots.CONFIG_FIELDS` (``tp=8``, ``dp=64``, ``pp=[8, 16]``, ``recompute="full"``,
     ``grad_sync="step"``); see :func:`search_space`.
     """
-    model, chip, cl, n, s, cfg, res, order, n_fit = search_arrays(
+    top = None if top is None else whole("top", top)
+    model, chip, cl, n, s, cfg, res, k, n_fit = search_arrays(
         model, chip, n_chips, global_batch_tokens, seq_len, precision, cluster, flash_attention, sequence_parallel,
-        memory_reserve, tp_overlap, include_unfit, fixed, cp_comm)
-    k = len(cfg)
-    if top is not None:
-        order = order[:whole("top", top)]
-    df = _frame(cfg[order], res[order])
+        memory_reserve, tp_overlap, include_unfit, fixed, cp_comm, top=top)
+    df = _frame(cfg[:top], res[:top])
     # the kernel's MFU is causal attention at the run's own peak; report the one convention (mfu.py)
     kernel_mfu = output_fields("training.search", {"kernel_mfu": df["mfu"].to_numpy()}, fractions={"kernel_mfu"})["kernel_mfu"]
     df["mfu"] = model_flops_utilisation(df["tokens_per_s_per_chip"].to_numpy(), model, chip, s, precision)
     df["hfu"] = df["mfu"] * np.divide(df["hfu"].to_numpy(), kernel_mfu, out=np.ones(len(df)), where=kernel_mfu > 0)
     df["why"] = _why(df)
-    df.attrs.update(n_evaluated=k, n_fit=n_fit, model=model.name, chip=chip.name, cluster=cl.name, **pins(n, fixed))
     best = df.iloc[0]
-    df.attrs["best"] = estimate(model, chip, n, global_batch_tokens, s, tp=int(best.tp), pp=int(best.pp),
+    best_est = estimate(model, chip, n, global_batch_tokens, s, tp=int(best.tp), pp=int(best.pp),
                                 cp=int(best.cp), dp=int(best.dp), ep=int(best.ep), vp=int(best.vp),
                                 microbatch=int(best.microbatch), zero_stage=int(best.zero_stage),
                                 recompute=best.recompute, grad_sync=best.grad_sync, schedule=best.schedule,
                                 precision=precision,
                                 cluster=cl, flash_attention=flash_attention, sequence_parallel=sequence_parallel,
                                 memory_reserve=memory_reserve, tp_overlap=tp_overlap, cp_comm=cp_comm)
-    return output_fields("training.search", df, fractions={"kernel_mfu"}) if len(df) else df
+    out = output_fields("training.search", df, fractions={"kernel_mfu"}) if len(df) else df
+    # attrs last: pandas deep-copies them into every frame an operation makes (the checks above make many)
+    out.attrs.update(n_evaluated=k, n_fit=n_fit, model=model.name, chip=chip.name, cluster=cl.name, **pins(n, fixed),
+                     best=best_est)
+    return out
 
 
 def search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision, cluster, flash_attention,
-                  sequence_parallel, memory_reserve, tp_overlap, include_unfit, fixed, cp_comm="ring"):
-    """The search without tables: (model, chip, cluster, n, s, config rows, result rows, ranking,
-    number that fit). The ranking: fits first, then step time; ties to the lower ZeRO stage, then the
-    smaller memory. Raises a ``ValueError`` when no layout is valid, or none fits (``include_unfit`` false)."""
+                  sequence_parallel, memory_reserve, tp_overlap, include_unfit, fixed, cp_comm="ring", top=None):
+    """The search without tables: (model, chip, cluster, n, s, config rows and result rows in ranking
+    order, number evaluated, number that fit). The ranking: fits first, then step time; ties to the
+    lower ZeRO stage, then the smaller memory. With ``top`` (a checked whole number) the rows are exact
+    in their first ``top`` places and may stop after them (:func:`_contenders`): the kernel then keeps
+    only the slots it ranks on, and the full rows of the contenders are evaluated after
+    (:func:`~.kernel.evaluate_rows`, the same numbers). Raises a ``ValueError`` when no layout is
+    valid, or none fits (``include_unfit`` false)."""
     model, chip, cl = resolve(model, chip, cluster, precision)
     n = chip_count(n_chips)
     s = sequence_length(seq_len)
@@ -190,35 +196,51 @@ def search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision,
     check_pinned(model, n, s, fixed)
     mv = model_vector(model, s)
     cv, _ = chip_vector(chip, cl, precision, s, attention_head_dim(model))
-    cfg, res = evaluate_layouts(mv, cv, n, B, s, sp, flash_attention, sequence_parallel,
-                                usable_memory_bytes(chip.hbm_bytes, reserve),
-                                options_vector(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM)))
+    usable = usable_memory_bytes(chip.hbm_bytes, reserve)
+    opt = options_vector(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM))
+    ranked_only = top is not None and not include_unfit
+    keys = (R_STEP_TIME_S, R_FITS, R_MEMORY_PER_CHIP_BYTES)
+    cfg, res = evaluate_layouts(mv, cv, n, B, s, sp, flash_attention, sequence_parallel, usable, opt,
+                                fields=keys if ranked_only else None)
+    step_c, fits_c, mem_c = range(len(keys)) if ranked_only else keys   # the key slots' columns in res
     k = len(cfg)
     if k == 0:
         raise ValueError(f"no valid layout of {model.name} on {n} chips with a batch of {B} × {s} tokens and "
                          f"{fixed or 'no constraints'}: check that the chip count and batch divide as the "
                          "layout needs (tp·cp·pp·dp = chips, dp·microbatch divides the batch)")
-    fits = res[:, R_FITS] > 0.5
+    fits = res[:, fits_c] > 0.5
     n_fit = int(fits.sum())
     if n_fit == 0 and not include_unfit:
-        i = int(np.argmin(res[:, R_MEMORY_PER_CHIP_BYTES]))
+        i = int(np.argmin(res[:, mem_c]))
         raise ValueError(
             f"no layout of {model.name} fits on {n} × {chip.name} ({chip.hbm_bytes / 1e9:.0f} GB) with a batch of "
-            f"{B} × {s} tokens: the smallest needs {res[i, R_MEMORY_PER_CHIP_BYTES] / 1e9:.1f} GB per chip "
+            f"{B} × {s} tokens: the smallest needs {res[i, mem_c] / 1e9:.1f} GB per chip "
             f"(tp={int(cfg[i, CFG_TP])}, pp={int(cfg[i, CFG_PP])}, zero={int(cfg[i, CFG_ZERO])}, "
             f"recompute={RECOMPUTE[int(cfg[i, CFG_REC])]}). More chips, or a smaller microbatch or sequence.")
-    keep = np.arange(k) if include_unfit else np.flatnonzero(fits)
-    order = keep[np.lexsort((res[keep, R_MEMORY_PER_CHIP_BYTES], cfg[keep, CFG_ZERO], res[keep, R_STEP_TIME_S],
-                             ~fits[keep]))]
-    return model, chip, cl, n, s, cfg, res, order, n_fit
+    keep = np.arange(k) if include_unfit else _contenders(np.flatnonzero(fits), res[:, step_c], top)
+    order = keep[np.lexsort((res[keep, mem_c], cfg[keep, CFG_ZERO], res[keep, step_c], ~fits[keep]))]
+    if ranked_only:
+        return model, chip, cl, n, s, cfg[order], evaluate_rows(mv, cv, B, s, cfg[order], flash_attention,
+                                                                sequence_parallel, usable, opt), k, n_fit
+    return model, chip, cl, n, s, cfg[order], res[order], k, n_fit
 
 
+def _contenders(keep: np.ndarray, step: np.ndarray, top: int | None) -> np.ndarray:
+    """The rows of ``keep`` (ascending, all of them fitting) that can rank in the first ``top``: those no
+    slower than the ``top``-th fastest. The ranking sorts by step time first and is stable, so every row
+    of its first ``top`` is among them, in the same order (ties at that step time are all kept)."""
+    if top is None or top >= len(keep):
+        return keep
+    t = step[keep]
+    bound = np.partition(t, top - 1)[top - 1]
+    return keep[t <= bound] if bound == bound else keep    # a NaN bound: rank them all
 def best_config(model, chip, n, global_batch_tokens, seq_len, precision, cl, fixed) -> dict:
     """The layout :func:`search` ranks first, as a config dict (no tables): tp, cp, pp, vp, dp, ep,
     microbatch, zero_stage, recompute and grad_sync (their names), precision, seq_len, flash_attention, sequence_parallel."""
-    model, chip, cl, n, s, cfg, res, order, _ = search_arrays(
-        model, chip, n, global_batch_tokens, seq_len, precision, cl, True, True, MEMORY_RESERVE, 0.0, False, fixed)
-    c = {f: int(v) for f, v in zip(CONFIG_FIELDS, cfg[order[0]])}
+    model, chip, cl, n, s, cfg, res, _, _ = search_arrays(
+        model, chip, n, global_batch_tokens, seq_len, precision, cl, True, True, MEMORY_RESERVE, 0.0, False, fixed,
+        top=1)
+    c = {f: int(v) for f, v in zip(CONFIG_FIELDS, cfg[0])}
     c["recompute"] = RECOMPUTE[c["recompute"]]
     c["grad_sync"] = GRAD_SYNC[c["grad_sync"]]
     c["schedule"] = SCHEDULES[c["schedule"]]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -72,8 +73,22 @@ def predicted_metric(est: TrainingEstimate, model: Model, chip: Chip, metric: st
 
 def published_runs(path=None) -> dict[str, dict]:
     """The rows of ``data/training_runs.toml``, checked, each with ``reported_value`` and
-    ``reported_provenance`` added."""
-    path = path or DATA_DIR / "training_runs.toml"
+    ``reported_provenance`` added. Read once per version of the file and of ``sources.toml`` (their
+    modification times and sizes); each call returns its own copy of the rows."""
+    path = Path(path or DATA_DIR / "training_runs.toml")
+    try:
+        stamp = tuple((st.st_mtime_ns, st.st_size) for st in (path.stat(), (DATA_DIR / "sources.toml").stat()))
+    except (OSError, TypeError):   # not a readable file: the reader says why
+        return _read_runs(path)
+    return {rid: dict(e) for rid, e in _published_runs(str(path), stamp).items()}
+
+
+@functools.lru_cache(maxsize=8)
+def _published_runs(path: str, stamp: tuple) -> dict[str, dict]:
+    return _read_runs(path)
+
+
+def _read_runs(path) -> dict[str, dict]:
     sources = load_sources()
     runs = {}
     for rid, e in read_table_file(path).items():
@@ -125,12 +140,9 @@ def validation_table(path=None) -> pd.DataFrame:
     authors' FLOP-counting convention; ``error`` = predicted / reported - 1."""
     rows = []
     for rid, e in published_runs(path).items():
-        model, chip = run_model(e), get_chip(e["chip"])
-        settings, pinned = run_layout(e)
-        s = e["seq_len"]
+        _, pinned = run_layout(e)
         try:
-            df = search(model, chip, e["n_chips"], e["global_batch_sequences"] * s, s, top=1, **settings, **pinned)
-            est = df.attrs["best"]
+            model, chip, est = run_estimate(e)
         except ValueError as err:
             rows.append({"id": rid, "run": e["name"], "role": e["role"], "note": f"not evaluated: {err}"})
             continue
@@ -185,7 +197,15 @@ def error_band(table: pd.DataFrame | None = None, role: str = "target") -> Error
     one_of("role", role, ROLES)
     if table is not None and not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a DataFrame (validation_table()) or None, got {type(table).__name__}")
-    t = _default_table() if table is None else table
+    return _default_band(role) if table is None else _band(table, role)
+
+
+@functools.lru_cache(maxsize=len(ROLES))
+def _default_band(role: str) -> ErrorBand:
+    return _band(_default_table(), role)
+
+
+def _band(t: pd.DataFrame, role: str) -> ErrorBand:
     err = t.loc[t["role"] == role, "error"].dropna() if "error" in t else pd.Series(dtype=float)
     if err.empty:
         raise ValueError(f"the validation table has no evaluated {role!r} rows to take an error band from")
@@ -199,5 +219,29 @@ def run_estimate(e: dict) -> tuple[Model, Chip, TrainingEstimate]:
     model, chip = run_model(e), get_chip(e["chip"])
     settings, pinned = run_layout(e)
     s = e["seq_len"]
-    est = search(model, chip, e["n_chips"], e["global_batch_sequences"] * s, s, top=1, **settings, **pinned).attrs["best"]
-    return model, chip, est
+    try:
+        key = (_frozen(settings), _frozen(pinned))
+        hash(key)
+    except TypeError:   # a value that cannot key the cache: search without it
+        return model, chip, _run_best(model, chip, e["n_chips"], e["global_batch_sequences"] * s, s, settings, pinned)
+    return model, chip, _cached_run_best(e["model"], e.get("moe_balancing"), e["chip"], e["n_chips"],
+                                         e["global_batch_sequences"] * s, s, *key)
+
+
+def _frozen(d: dict) -> tuple:
+    return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in d.items())
+
+
+def _thawed(items: tuple) -> dict:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in items}
+
+
+def _run_best(model, chip, n, gbt, s, settings, pinned) -> TrainingEstimate:
+    return search(model, chip, n, gbt, s, top=1, **settings, **pinned).attrs["best"]
+
+
+@functools.lru_cache(maxsize=128)
+def _cached_run_best(model_id, balancing, chip_id, n, gbt, s, settings, pinned) -> TrainingEstimate:
+    """A run's best estimate, searched once per session (the validation table and the waterfall share it)."""
+    e = {"model": model_id} if balancing is None else {"model": model_id, "moe_balancing": balancing}
+    return _run_best(run_model(e), get_chip(chip_id), n, gbt, s, _thawed(settings), _thawed(pinned))

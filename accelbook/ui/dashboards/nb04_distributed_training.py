@@ -158,22 +158,23 @@ def training_spec() -> DashboardSpec:
 
 def search_view(model, chip, n_chips, batch_tokens, seq_len, precision) -> View:
     df = training.search(model, chip, n_chips, batch_tokens, seq_len, precision=precision, top=12)
-    best = df.attrs["best"]
+    attrs, df.attrs = df.attrs, {}    # pandas would deep-copy them (the best estimate) into every frame below
+    best = attrs["best"]
     rows = {f"{i + 1}. {layout_label(r)}": r for i, r in df.head(6).iterrows()}
     t, m = _step_frames(rows)
     # the dashed line: the usable memory the search held every layout to (HBM less the reserve)
     fig = charts.step_chart(t, m, best.memory_capacity_bytes / 1e9,
-                            title=f"the fastest layouts that fit ({df.attrs['n_fit']:,} of "
-                                  f"{df.attrs['n_evaluated']:,} fit)")
+                            title=f"the fastest layouts that fit ({attrs['n_fit']:,} of "
+                                  f"{attrs['n_evaluated']:,} fit)")
     table = df.head(12).assign(
         step=lambda d: d["step_time_s"].map(lambda v: fmt_si(v, "s")), MFU=lambda d: d["mfu"].map("{:.1%}".format),
         memory=lambda d: (d["memory_per_chip_bytes"] / 1e9).map("{:.1f} GB".format))[
         [*LAYOUT_KEYS, "grad_sync", "step", "MFU", "memory", "why"]]
-    summary = (f"Evaluated **{df.attrs['n_evaluated']:,} layouts**, {df.attrs['n_fit']:,} fit in memory. Best: "
+    summary = (f"Evaluated **{attrs['n_evaluated']:,} layouts**, {attrs['n_fit']:,} fit in memory. Best: "
                f"**{layout_label(best.config)}**, gradients synced every {best.config['grad_sync']}, "
                f"MFU {best.mfu:.1%}, {best.tokens_per_s_per_chip:,.0f} tokens/s per chip "
                f"({training.error_band().words()}). "
-               f"Searched: {', '.join(df.attrs['searched'])}. "
+               f"Searched: {', '.join(attrs['searched'])}. "
                "`why` says what costs each runner-up most compared with the best.")
     return View(t, fig, summary, table=table)
 

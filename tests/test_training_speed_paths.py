@@ -1,0 +1,120 @@
+"""The training search's fast paths give the numbers of the plain paths, to the last bit.
+
+- the search kernel shares a layout's terms between the rows that differ only in ZeRO stage, gradient
+  sync, schedule and recomputation: each row must equal :func:`evaluate_layout` of that layout;
+- with ``fields`` the kernel keeps a few result slots: the same values as the full rows;
+- ``search(top=k)`` ranks only the contenders and evaluates their full rows after: the same table as
+  ranking every layout;
+- the published runs and their searches are read and run once: the same rows and estimates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from accelbook import training
+from accelbook.specs.chips import usable_memory_bytes
+from accelbook.training import kernel, layouts
+from accelbook.training.arguments import resolve
+from accelbook.training.slots import (
+    CFG_CP,
+    CFG_DP,
+    CFG_EP,
+    CFG_GSYNC,
+    CFG_MB,
+    CFG_PP,
+    CFG_REC,
+    CFG_SCHED,
+    CFG_TP,
+    CFG_VP,
+    CFG_ZERO,
+    CP_COMM,
+    R_FITS,
+    R_MEMORY_PER_CHIP_BYTES,
+    R_STEP_TIME_S,
+    attention_head_dim,
+    chip_vector,
+    model_vector,
+    options_vector,
+)
+
+CASES = [  # model, chip, precision, chips, batch (sequences), seq_len, flash, sequence parallel, tp_overlap, cp_comm
+    ("llama-3.1-70b", "h100", "bf16", 512, 512, 8192, True, True, 0.0, "ring"),
+    ("mixtral-8x7b", "tpu-v5p", "bf16", 256, 256, 4096, False, False, 0.3, "allgather"),
+    ("deepseek-v3", "b200", "fp8", 1024, 1024, 4096, True, True, 0.0, "ring"),
+]
+
+
+def _vectors(case):
+    mname, chip, prec, n, B, s, flash, seqpar, ov, cpc = case
+    model, chip, cl = resolve(mname, chip, None, prec)
+    mv = model_vector(model, s)
+    cv, _ = chip_vector(chip, cl, prec, s, attention_head_dim(model))
+    return model, chip, mv, cv, layouts.search_space(model, n), usable_memory_bytes(chip.hbm_bytes, 0.1), \
+        options_vector(ov, cpc)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_search_rows_equal_one_layout_each(case):
+    _, _, _, n, B, s, flash, seqpar, _, cpc = case
+    assert cpc in CP_COMM
+    _, _, mv, cv, space, usable, opt = _vectors(case)
+    cfg, res = kernel.evaluate_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt)
+    assert len(cfg) > 100
+    rows = np.random.default_rng(0).choice(len(cfg), 60, replace=False)
+    for i in rows:
+        r = cfg[i]
+        one = kernel.evaluate_layout(mv, cv, B, s, int(r[CFG_TP]), int(r[CFG_CP]), int(r[CFG_PP]), int(r[CFG_VP]),
+                                     int(r[CFG_DP]), int(r[CFG_EP]), int(r[CFG_MB]), int(r[CFG_ZERO]), int(r[CFG_REC]),
+                                     flash, seqpar, usable, opt, grad_sync=int(r[CFG_GSYNC]),
+                                     schedule=int(r[CFG_SCHED]))
+        assert np.array_equal(one, res[i])
+    # evaluate_rows: the same full rows
+    assert np.array_equal(kernel.evaluate_rows(mv, cv, B, s, cfg[rows], flash, seqpar, usable, opt), res[rows])
+    # fields: the same values, fewer columns
+    keys = (R_STEP_TIME_S, R_FITS, R_MEMORY_PER_CHIP_BYTES)
+    cfg2, few = kernel.evaluate_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt, fields=keys)
+    assert np.array_equal(cfg2, cfg) and np.array_equal(few, res[:, list(keys)])
+    with pytest.raises(ValueError, match="fields"):
+        kernel.evaluate_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt, fields=(99,))
+
+
+@pytest.mark.parametrize("top", [1, 3, 12])
+def test_top_search_equals_the_full_ranking(top):
+    args = ("llama-3.1-70b", "h100", 1024, 2**22, 4096)
+    full = training.search(*args, top=None)
+    part = training.search(*args, top=top)
+    assert part.attrs["n_evaluated"] == full.attrs["n_evaluated"] and part.attrs["n_fit"] == full.attrs["n_fit"]
+    cols = [c for c in full.columns if c not in ("why", "hfu")]   # why and hfu compare with the first row: same
+    assert part[cols].equals(full[cols].head(top))
+    assert list(part["why"]) == list(full["why"].head(top))
+    assert part.attrs["best"] == full.attrs["best"]
+
+
+def test_contenders_keep_every_tie():
+    step = np.array([3.0, 1.0, 2.0, 1.0, 2.0, 5.0])
+    keep = np.arange(6)
+    assert list(layouts._contenders(keep, step, 2)) == [1, 3]
+    assert list(layouts._contenders(keep, step, 3)) == [1, 2, 3, 4]    # the tie at the 3rd place: both
+    assert list(layouts._contenders(keep, step, None)) == list(keep)
+    assert list(layouts._contenders(keep, step, 10)) == list(keep)
+
+
+def test_published_runs_read_once_and_copied():
+    a, b = training.published_runs(), training.published_runs()
+    assert a == b and a is not b
+    rid = next(iter(a))
+    a[rid]["name"] = "changed"
+    assert training.published_runs()[rid]["name"] != "changed"
+
+
+def test_run_estimate_is_the_search_it_caches():
+    e = training.published_runs()["llama31-405b-8k"]
+    _, _, est = training.run_estimate(e)
+    model, chip = training.run_model(e), e["chip"]
+    settings, pinned = training.run_layout(e)
+    s = e["seq_len"]
+    fresh = training.search(model, chip, e["n_chips"], e["global_batch_sequences"] * s, s, top=1, **settings,
+                            **pinned).attrs["best"]
+    assert est == fresh
