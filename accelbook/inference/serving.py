@@ -169,16 +169,6 @@ def _check_fits(name, need, c: StepCost, what):
         raise ValueError(f"{name}.max_kv_tokens = {c.max_kv_tokens} can never hold request {i}: {what} = {worst} tokens")
 
 
-def _iterations_frame(runs) -> pd.DataFrame:
-    """One row per iteration of every instance: ``runs`` is a list of (instance, role, InstanceRun)."""
-    roles = ["colocated", "prefill", "decode"]
-    return pd.DataFrame({
-        "instance": np.concatenate([np.full(len(run.start_s), inst, dtype=np.int64) for inst, _, run in runs]),
-        "role": pd.Categorical.from_codes(np.concatenate([np.full(len(run.start_s), roles.index(role), dtype=np.int8)
-                                                          for _, role, run in runs]), roles),
-        **{c: np.concatenate([getattr(run, c) for _, _, run in runs]) for c in ITERATION_COLUMNS}})
-
-
 def _check_policy(kv_policy, disaggregated, prefix_caching) -> bool:
     """Whether ``kv_policy`` is "paged"; a ValueError for a policy or combination not simulated."""
     paged = one_of("kv_policy", kv_policy, KV_POLICIES) == "paged"
@@ -210,7 +200,7 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
              disaggregated: bool = False, n_prefill: int = 1, n_decode: int = 1, prefill_cost: StepCost | None = None,
              decode_cost: StepCost | None = None, kv_bytes_per_token: float = 0.0,
              link_bytes_per_s: float = math.inf, kv_policy: str = "reserve", block_tokens: int = 16,
-             prefix_caching: bool = False) -> ServingResult:
+             prefix_caching: bool = False, records: bool = True) -> ServingResult:
     """Serve ``workload`` (module docstring). Colocated: ``n_instances`` instances with ``cost``,
     round-robin. Disaggregated: ``n_prefill`` instances with ``prefill_cost`` and ``n_decode`` with
     ``decode_cost`` (both default to ``cost``); KV moves at ``link_bytes_per_s``
@@ -218,7 +208,9 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
     admission, the default: TensorRT-LLM's default scheduler) or "paged" (vLLM's: the prompt's
     blocks of ``block_tokens`` tokens at admission, one block at a time as tokens are made,
     preemption by recomputation; colocated only), with ``prefix_caching`` of the workload's shared
-    prefixes (paged only)."""
+    prefixes (paged only). ``records=False`` keeps neither the iterations nor the gaps, only the per-request
+    times (TTFT, mean TBT, goodput: the same numbers), for callers that read nothing else; the result's
+    TBT percentiles and iterations then raise a ValueError."""
     if not isinstance(workload, ServingWorkload):
         raise ValueError(f"workload must be a ServingWorkload (see serving.workload), got {type(workload).__name__}")
     cost = _check_cost("cost", cost)
@@ -226,6 +218,8 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
     if not isinstance(disaggregated, bool):
         raise ValueError(f"disaggregated must be True or False, got {disaggregated!r}")
     paged = _check_policy(kv_policy, disaggregated, prefix_caching)
+    if not isinstance(records, bool):
+        raise ValueError(f"records must be True or False, got {records!r}")
     N = workload.n
     arrival, prompt, out = workload.arrival_s, workload.prompt_len, workload.output_len
     pleft, gen, last = prompt.copy(), np.zeros(N, dtype=np.int64), np.zeros(N)
@@ -238,7 +232,7 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
     def run(queue, ready, c, mode, inst, role):
         adm = admit if mode != DECODE_ONLY else np.empty(N)     # admit_s: admission to the (prefill) instance
         runs.append((inst, role, reserve_instance(queue, ready, prompt, out, mode, *_cost_args(c), chunk, pleft, gen,
-                                                  last, first, finish, adm)))
+                                                  last, first, finish, adm, records)))
 
     bt = 1
     if not disaggregated:
@@ -252,7 +246,7 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
             for k in range(n_inst):
                 runs.append((k, "colocated", paged_instance(
                     idx[inst == k], arrival, prompt, out, pid, shared, n_pref, *_cost_args(cost)[:-1], n_blocks, bt,
-                    chunk, pleft, gen, last, first, finish, admit, preempt, cached_tok)))
+                    chunk, pleft, gen, last, first, finish, admit, preempt, cached_tok, records)))
         else:
             _check_fits("cost", prompt + out, cost, "prompt_len + output_len")
             for k in range(n_inst):
@@ -278,14 +272,26 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
             dec_inst[mine] = k
             queue = mine[np.argsort(ready[mine], kind="stable")]
             run(queue, ready, dc, DECODE_ONLY, k, "decode")
+    return _result(workload, first, finish, admit, inst, dec_inst, runs, (npf + ndc) if disaggregated else n_inst,
+                   disaggregated, preempt, cached_tok, bt, kv_policy, records)
+
+
+def _result(workload, first, finish, admit, inst, dec_inst, runs, n_instances, disaggregated, preempt, cached_tok, bt,
+            kv_policy, records) -> ServingResult:
+    """:func:`simulate`'s result from the kernels' per-request arrays and ``runs`` (instance, role, InstanceRun),
+    its times checked (finite, >= 0)."""
+    out = workload.output_len
     tbt = np.where(out > 1, (finish - first) / np.maximum(out - 1, 1), 0.0)
-    for what, v in (("TTFT", first - arrival), ("TBT", tbt), ("finish", finish)):
-        output(f"serving.simulate {what} (s)", v)
-    return ServingResult(workload, first - arrival, tbt, finish - arrival, finish, first, admit, inst, dec_inst,
-                         np.concatenate([run.gap_s for _, _, run in runs]),
-                         np.concatenate([run.gap_count for _, _, run in runs]), _iterations_frame(runs),
-                         (npf + ndc) if disaggregated else n_inst, disaggregated, preempt, cached_tok, bt,
-                         kv_policy)
+    ttft = first - workload.arrival_s
+    for what, v in (("TTFT", ttft), ("TBT", tbt), ("finish", finish)):
+        if not (v.min() >= 0.0 and v.max() < math.inf):    # all finite and >= 0 (NaN fails both): output()'s check
+            output(f"serving.simulate {what} (s)", v)        # ... which names what is wrong
+    gap_s, gap_count = ((runs[0][2].gap_s, runs[0][2].gap_count) if len(runs) == 1 else
+                        (np.concatenate([run.gap_s for _, _, run in runs]),
+                         np.concatenate([run.gap_count for _, _, run in runs])))
+    return ServingResult(workload, ttft, tbt, finish - workload.arrival_s, finish, first, admit, inst, dec_inst,
+                         gap_s, gap_count, tuple(runs), n_instances, disaggregated, preempt, cached_tok, bt, kv_policy,
+                         records)
 
 
 # -- load sweep -------------------------------------------------------------------------------------------

@@ -55,24 +55,38 @@ def chunk_prefill(order, start, stop, pleft, chunk):
     return p, n_done
 
 
+@njit(cache=True)
+def record_capacity(queue, pleft, out, chunk):
+    """Iteration records to allocate at first: the iterations the reserve policy can take at most (an
+    iteration either prefills the oldest prompt in prefill by ``min(left, chunk)`` or decodes a token of
+    every resident), up to 2**20. A first size only: the kernels grow their records when full, and pages of
+    it never written cost no memory."""
+    bound = 1
+    for i in range(queue.shape[0]):
+        r = queue[i]
+        bound += (pleft[r] + chunk - 1) // chunk + max(out[r] - 1, 0)
+        if bound >= 2**20:
+            return 2**20
+    return bound
+
+
+@njit(cache=True)
+def grow_records(it_t, it_dt, it_res, it_dec, it_p, it_kv):
+    """The six iteration-record arrays, each twice as long (the first rows kept). Both serving kernels grow
+    their records here, between runs of their inner loop, never inside it (see :func:`reserve_instance`)."""
+    return grow_f(it_t), grow_f(it_dt), grow_i(it_res), grow_i(it_dec), grow_i(it_p), grow_i(it_kv)
+
+
 @njit(cache=True, inline="always")
 def record_iteration(it_t, it_dt, it_res, it_dec, it_p, it_kv, n_it, t0, dt, nres, ndec, p, kv):
-    """Write iteration ``n_it``'s record (start, length, residents, decoders, prompt tokens, KV in use),
-    growing the six arrays when full; returns them (a grown array is a new one). Both serving kernels call it."""
-    if n_it == it_t.shape[0]:
-        it_t = grow_f(it_t)
-        it_dt = grow_f(it_dt)
-        it_res = grow_i(it_res)
-        it_dec = grow_i(it_dec)
-        it_p = grow_i(it_p)
-        it_kv = grow_i(it_kv)
+    """Write iteration ``n_it``'s record (start, length, residents, decoders, prompt tokens, KV in use) in place;
+    the caller has made room (:func:`grow_records`). Both serving kernels call it."""
     it_t[n_it] = t0
     it_dt[n_it] = dt
     it_res[n_it] = nres
     it_dec[n_it] = ndec
     it_p[n_it] = p
     it_kv[n_it] = kv
-    return it_t, it_dt, it_res, it_dec, it_p, it_kv
 
 
 @njit(cache=True)
@@ -117,7 +131,7 @@ def heap_pop(key, val, size):
 
 @njit(cache=True)
 def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, dctx, pattn, max_batch, max_kv, chunk,
-              pleft, gen, last, first_tok, finish, admit):
+              pleft, gen, last, first_tok, finish, admit, record):
     """Run one instance over ``queue`` (request ids, ``ready`` non-decreasing in that order): the
     serving module docstring's steps 1-4 (the reserve policy), iteration after iteration, until the
     queue is served.
@@ -128,6 +142,7 @@ def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, 
     ``mode`` is COLOCATED, PREFILL_ONLY or DECODE_ONLY; ``fixed`` .. ``max_kv`` are the StepCost's
     fields in order. Returns an :data:`InstanceRun`: per iteration ``start_s``, ``dt_s``,
     ``resident``, ``decoding``, ``prefill_tokens``, ``kv_blocks`` (tokens reserved); the gaps, ``gap_s`` repeated ``gap_count`` times.
+    Without ``record`` it keeps neither (empty arrays): the per-request results are the same.
 
     The work per iteration is the events (admissions, prefill chunks, first tokens, finishes), not the
     residents, from three invariants of the docstring's rules:
@@ -141,21 +156,27 @@ def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, 
       its gap is ``t - t0``, one record for all of them; only one admitted now (decode-only instances)
       can have an older last token, a gap of its own (in admission order, before the shared record).
 
+    The records grow in the outer loop only: the inner loop runs iterations while there is room for one
+    more iteration record and ``room`` gap records (one iteration writes at most one per fresh decoder and
+    one shared), so no array is re-bound inside it (each re-bound array costs two atomic reference-count
+    updates an iteration, which were most of the loop's time).
+
     Length: one function on purpose. Every step reads and writes the same state: the prefill queue
     (``pfq``, ``pf_head``, ``pf_tail``), the finish heap, the fresh decoders (``fresh``), the growing
     iteration and gap records, and the scalars ``t``, ``head``, ``nres``, ``ndec``, ``ctx``, ``kv``,
     ``n_it``, ``n_g``. Helpers would take a dozen arrays and hand back the grown ones; the steps
     numbered in place read closer to the docstring, and the hot loop stays one compiled unit."""
     n = queue.shape[0]
-    cap = 256
+    cap = record_capacity(queue, pleft, out, chunk) if record else 0
     it_t = np.empty(cap)
     it_dt = np.empty(cap)
     it_res = np.empty(cap, dtype=np.int64)
     it_dec = np.empty(cap, dtype=np.int64)
     it_p = np.empty(cap, dtype=np.int64)
     it_kv = np.empty(cap, dtype=np.int64)
-    g_v = np.empty(cap)
-    g_c = np.empty(cap, dtype=np.int64)
+    room = min(max_batch, n) + 1 if record else 0   # the most gap records one iteration writes
+    g_v = np.empty(cap + room)
+    g_c = np.empty(cap + room, dtype=np.int64)
     n_it = 0
     n_g = 0
     pfq = np.empty(max(n, 1), dtype=np.int64)      # requests in prefill, admission order
@@ -172,83 +193,85 @@ def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, 
     ctx = 0
     kv = 0
     while head < n or nres > 0:
-        if nres == 0 and ready[queue[head]] > t:
-            t = ready[queue[head]]
-        # 1. admit
-        n_fresh = 0
-        while head < n and nres < max_batch:
-            r = queue[head]
-            if ready[r] > t:
-                break
-            need = prompt[r] if mode == PREFILL_ONLY else prompt[r] + out[r]
-            if kv + need > max_kv:
-                break
-            kv += need
-            admit[r] = t
-            head += 1
-            nres += 1
-            if pleft[r] > 0:
-                pfq[pf_tail] = r
-                pf_tail += 1
-            else:
-                ndec += 1
-                ctx += prompt[r] + gen[r]
-                nh = heap_push(hk, hv, nh, n_it + out[r] - gen[r] - 1, r)
-                fresh[n_fresh] = r
-                n_fresh += 1
-        # 2. chunked prefill (a prefix of the prefill queue completes)
-        p, n_done = chunk_prefill(pfq, pf_head, pf_tail, pleft, chunk)
-        # 3. decode: the step's time
-        dt = iteration_time(ndec, p, ctx, fixed, wread, ptok, comm, dctx, pattn)
-        t0 = t
-        t = t0 + dt
-        it_t, it_dt, it_res, it_dec, it_p, it_kv = record_iteration(it_t, it_dt, it_res, it_dec, it_p, it_kv, n_it,
-                                                                    t0, dt, nres, ndec, p, kv)
-        # 4. tokens at t: gaps, finishes, first tokens; leave
-        same = ndec
-        for i in range(n_fresh):
-            r = fresh[i]
-            if last[r] != t0:
-                same -= 1
-                if n_g == g_v.shape[0]:
-                    g_v = grow_f(g_v)
-                    g_c = grow_i(g_c)
-                g_v[n_g] = t - last[r]
-                g_c[n_g] = 1
-                n_g += 1
-        ctx += ndec
-        while nh > 0 and hk[0] == n_it:
-            r = hv[0]
-            nh = heap_pop(hk, hv, nh)
-            finish[r] = t
-            gen[r] = out[r]
-            last[r] = t
-            kv -= prompt[r] + out[r]
-            ctx -= prompt[r] + out[r]
-            ndec -= 1
-            nres -= 1
-        for i in range(pf_head, pf_head + n_done):
-            r = pfq[i]
-            first_tok[r] = t
-            gen[r] = 1
-            last[r] = t
-            if out[r] == 1 or mode == PREFILL_ONLY:
-                if out[r] == 1:
-                    finish[r] = t
-                kv -= prompt[r] if mode == PREFILL_ONLY else prompt[r] + out[r]
+        # make room out here, between runs of the loop below (docstring: no array is re-bound in that loop)
+        if record and n_it == it_t.shape[0]:
+            it_t, it_dt, it_res, it_dec, it_p, it_kv = grow_records(it_t, it_dt, it_res, it_dec, it_p, it_kv)
+        if record and n_g + room > g_v.shape[0]:
+            g_v = grow_f(g_v)
+            g_c = grow_i(g_c)
+        while (head < n or nres > 0) and (not record or (n_it < it_t.shape[0] and n_g + room <= g_v.shape[0])):
+            if nres == 0 and ready[queue[head]] > t:
+                t = ready[queue[head]]
+            # 1. admit
+            n_fresh = 0
+            while head < n and nres < max_batch:
+                r = queue[head]
+                if ready[r] > t:
+                    break
+                need = prompt[r] if mode == PREFILL_ONLY else prompt[r] + out[r]
+                if kv + need > max_kv:
+                    break
+                kv += need
+                admit[r] = t
+                head += 1
+                nres += 1
+                if pleft[r] > 0:
+                    pfq[pf_tail] = r
+                    pf_tail += 1
+                else:
+                    ndec += 1
+                    ctx += prompt[r] + gen[r]
+                    nh = heap_push(hk, hv, nh, n_it + out[r] - gen[r] - 1, r)
+                    fresh[n_fresh] = r
+                    n_fresh += 1
+            # 2. chunked prefill (a prefix of the prefill queue completes)
+            p, n_done = chunk_prefill(pfq, pf_head, pf_tail, pleft, chunk)
+            # 3. decode: the step's time
+            dt = iteration_time(ndec, p, ctx, fixed, wread, ptok, comm, dctx, pattn)
+            t0 = t
+            t = t0 + dt
+            if record:
+                record_iteration(it_t, it_dt, it_res, it_dec, it_p, it_kv, n_it, t0, dt, nres, ndec, p, kv)
+            # 4. tokens at t: gaps, finishes, first tokens; leave
+            same = ndec
+            for i in range(n_fresh):
+                r = fresh[i]
+                if last[r] != t0:
+                    same -= 1
+                    if record:
+                        g_v[n_g] = t - last[r]
+                        g_c[n_g] = 1
+                        n_g += 1
+            ctx += ndec
+            while nh > 0 and hk[0] == n_it:
+                r = hv[0]
+                nh = heap_pop(hk, hv, nh)
+                finish[r] = t
+                gen[r] = out[r]
+                last[r] = t
+                kv -= prompt[r] + out[r]
+                ctx -= prompt[r] + out[r]
+                ndec -= 1
                 nres -= 1
-            else:
-                ndec += 1
-                ctx += prompt[r] + 1
-                nh = heap_push(hk, hv, nh, n_it + out[r] - 1, r)
-        pf_head += n_done
-        n_it += 1
-        if same > 0:
-            if n_g == g_v.shape[0]:
-                g_v = grow_f(g_v)
-                g_c = grow_i(g_c)
-            g_v[n_g] = t - t0
-            g_c[n_g] = same
-            n_g += 1
+            for i in range(pf_head, pf_head + n_done):
+                r = pfq[i]
+                first_tok[r] = t
+                gen[r] = 1
+                last[r] = t
+                if out[r] == 1 or mode == PREFILL_ONLY:
+                    if out[r] == 1:
+                        finish[r] = t
+                    kv -= prompt[r] if mode == PREFILL_ONLY else prompt[r] + out[r]
+                    nres -= 1
+                else:
+                    ndec += 1
+                    ctx += prompt[r] + 1
+                    nh = heap_push(hk, hv, nh, n_it + out[r] - 1, r)
+            pf_head += n_done
+            n_it += 1
+            if record and same > 0:
+                g_v[n_g] = t - t0
+                g_c[n_g] = same
+                n_g += 1
     return InstanceRun(it_t[:n_it], it_dt[:n_it], it_res[:n_it], it_dec[:n_it], it_p[:n_it], it_kv[:n_it], g_v[:n_g],
                        g_c[:n_g])

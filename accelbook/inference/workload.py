@@ -4,6 +4,7 @@ rules are in :mod:`accelbook.inference.serving`'s docstring, under **Workload**.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -52,6 +53,19 @@ class ServingWorkload:
         for k, v in arrays.items():
             v.setflags(write=False)
             object.__setattr__(self, k, v)
+
+    @classmethod
+    def _generated(cls, arrival_s, prompt_len, output_len, prefix_len, prefix_id) -> ServingWorkload:
+        """The generator's workload (:func:`workload`): lengths, prefixes and their dtypes are right by
+        construction, so only the arrivals are checked (a tiny rate can make them overflow)."""
+        if not np.all(np.isfinite(arrival_s)):
+            raise ValueError("arrival_s must be finite and >= 0")
+        w = object.__new__(cls)
+        for k, v in (("arrival_s", arrival_s), ("prompt_len", prompt_len), ("output_len", output_len),
+                     ("prefix_len", prefix_len), ("prefix_id", prefix_id)):
+            v.setflags(write=False)
+            object.__setattr__(w, k, v)
+        return w
 
     @property
     def n(self) -> int:
@@ -118,6 +132,37 @@ def _lengths(name, spec, n, rng) -> np.ndarray:
     return np.clip(np.rint(x), 1, mx).astype(np.int64)
 
 
+def _draw(n: int, shape: float, prompt, output, seed: int, prefix):
+    """The generator's random draws in its order (inter-arrival times of mean ``shape``, i.e. before
+    dividing by ``shape·rate``; prompt and output lengths; then the prefix shares and ids), as read-only
+    arrays ``(gamma, prompt_len, output_len, prefix_len, prefix_id)``: the same at every rate."""
+    rng = np.random.default_rng(seed)
+    gamma = rng.standard_gamma(shape, size=n)
+    p = _lengths("prompt", prompt, n, rng)
+    o = _lengths("output", output, n, rng)
+    if prefix is None:
+        out = (gamma, p, o, np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64))
+    else:
+        if not isinstance(prefix, (tuple, list)) or len(prefix) not in (2, 3):
+            raise ValueError(f"prefix must be (length, share[, n_prefixes]), got {prefix!r}")
+        length = at_most("prefix length", whole("prefix length", prefix[0]), MAX_LEN, _WHERE)
+        share = real("prefix share", prefix[1], 0.0, 1.0)
+        k = at_most("prefix n_prefixes", whole("prefix n_prefixes", prefix[2]), MAX_REQUESTS,
+                    "accelbook.inference.workload.MAX_REQUESTS") if len(prefix) == 3 else 1
+        shares = rng.random(n) < share
+        ids = np.where(shares, rng.integers(0, k, size=n), -1).astype(np.int64)
+        plen = np.where(shares, length, 0).astype(np.int64)
+        out = (gamma, p + plen, o, plen, ids)
+    for v in out:
+        v.setflags(write=False)
+    return out
+
+
+#: runs of at most this many requests keep their draws (by seed and specs), a few hundred kB at most
+_REMEMBER_UP_TO = 4096
+_draw_remembered = functools.lru_cache(maxsize=64)(_draw)
+
+
 def workload(n_requests: int, rate_per_s: float, arrival: str = "poisson", burstiness: float = 1.0,
              prompt=("fixed", 512), output=("fixed", 128), seed: int = 0, prefix=None) -> ServingWorkload:
     """``n_requests`` requests at ``rate_per_s`` (:mod:`accelbook.inference.serving`'s docstring).
@@ -125,7 +170,8 @@ def workload(n_requests: int, rate_per_s: float, arrival: str = "poisson", burst
     ``burstiness``). ``prompt`` / ``output``: a whole number, ``("fixed", n)``, ``("uniform", lo, hi)``
     or ``("lognormal", mean, sigma[, max])``. ``prefix``: ``(length, share[, n_prefixes])``, a system
     prompt of ``length`` tokens before the drawn prompt of a fraction ``share`` of the requests, one
-    of ``n_prefixes`` (default 1) at random."""
+    of ``n_prefixes`` (default 1) at random. Small runs remember their draws by seed and specs (a load
+    sweep redraws nothing: the same seed at another rate only rescales the arrivals)."""
     n = at_most("n_requests", whole("n_requests", n_requests), MAX_REQUESTS,
                 "accelbook.inference.workload.MAX_REQUESTS")
     rate = real("rate_per_s", rate_per_s, 0.0, 1e12, lo_open=True)
@@ -135,20 +181,11 @@ def workload(n_requests: int, rate_per_s: float, arrival: str = "poisson", burst
     if arrival == "poisson" and cv != 1.0:
         raise ValueError(f"burstiness = {cv} needs arrival='bursty' (Poisson has cv = 1)")
     seed = whole("seed", seed, 0)
-    rng = np.random.default_rng(seed)
     shape = 1.0 / cv**2
-    gaps = rng.standard_gamma(shape, size=n) / (shape * rate)
-    p = _lengths("prompt", prompt, n, rng)
-    o = _lengths("output", output, n, rng)
-    if prefix is None:
-        return ServingWorkload(np.cumsum(gaps), p, o)
-    if not isinstance(prefix, (tuple, list)) or len(prefix) not in (2, 3):
-        raise ValueError(f"prefix must be (length, share[, n_prefixes]), got {prefix!r}")
-    length = at_most("prefix length", whole("prefix length", prefix[0]), MAX_LEN, _WHERE)
-    share = real("prefix share", prefix[1], 0.0, 1.0)
-    k = at_most("prefix n_prefixes", whole("prefix n_prefixes", prefix[2]), MAX_REQUESTS,
-                "accelbook.inference.workload.MAX_REQUESTS") if len(prefix) == 3 else 1
-    shares = rng.random(n) < share
-    ids = np.where(shares, rng.integers(0, k, size=n), -1)
-    plen = np.where(shares, length, 0)
-    return ServingWorkload(np.cumsum(gaps), p + plen, o, plen, ids)
+    key = (n, shape, prompt, output, seed, prefix)
+    try:
+        remember = n <= _REMEMBER_UP_TO and hash(key) is not None
+    except TypeError:                               # a spec given as a list: draw afresh
+        remember = False
+    gamma, p, o, plen, ids = _draw_remembered(*key) if remember else _draw(*key)
+    return ServingWorkload._generated(np.cumsum(gamma / (shape * rate)), p, o, plen, ids)

@@ -61,13 +61,15 @@ def serving_point(rate_per_s: float, chunk_tokens: int, seed: int, model: str = 
 
 def simulate_point(rate_per_s: float, chunk_tokens: int, seed: int, model: str = "llama-3.1-70b", chip: str = "h200",
                    n_chips: int = 8, precision: str = "fp8", n_requests: int = 2000, prompt_mean: int = 1024,
-                   output_mean: int = 256, length_sigma: float = 0.5):
+                   output_mean: int = 256, length_sigma: float = 0.5, records: bool = True):
     """The simulated run behind :func:`serving_point`: a :class:`~accelbook.inference.serving_result.ServingResult`
-    (the latency objectives do not change the run, only what counts as good, so a dashboard keeps the run)."""
+    (the latency objectives do not change the run, only what counts as good, so a dashboard keeps the run;
+    ``records=False``: per-request times only, enough for goodput, see
+    :func:`~accelbook.inference.serving.simulate`)."""
     cost = _cost(model, chip, int(n_chips), precision, int(prompt_mean), int(output_mean))
     w = workload(int(n_requests), float(rate_per_s), prompt=("lognormal", prompt_mean, length_sigma),
                  output=("lognormal", output_mean, length_sigma), seed=int(seed))
-    return simulate(w, cost, chunk_tokens=int(chunk_tokens))
+    return simulate(w, cost, chunk_tokens=int(chunk_tokens), records=records)
 
 
 def point_metrics(r, ttft_slo_s: float = 1.0, tbt_slo_s: float = 0.05) -> dict:
@@ -84,26 +86,74 @@ def serving_sweep(grid=None, client=None, **run_kw) -> pd.DataFrame:
     return run(serving_point, default_grid() if grid is None else grid, client=client, **run_kw)
 
 
+def replication_intervals(table, level: float = 0.95) -> dict:
+    """The Student-t interval of each row of ``table`` (groups × replications, NaN where a run is missing or
+    failed; module docstring): ``mean``, ``lo``, ``hi``, ``half_width`` and ``n`` (the runs counted), arrays
+    over the rows. Each row's values are taken in their order, the mean by compensated (Kahan) summation and
+    the variance by Welford's update: the arithmetic of pandas' groupby kernels, so
+    :func:`confidence_intervals` gives the numbers it gave through pandas, to the bit. Vectorised over the
+    rows, one step per column."""
+    level = fraction("level", level, zero_ok=False)
+    table = np.asarray(table, dtype=float)
+    rows = table.shape[0]
+    total, comp, n = np.zeros(rows), np.zeros(rows), np.zeros(rows, dtype=np.int64)
+    mean, m2 = np.zeros(rows), np.zeros(rows)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for x in table.T:
+            ok = ~np.isnan(x)
+            n += ok
+            y = x - comp
+            t = total + y
+            c = t - total - y
+            comp = np.where(ok, np.where(np.isnan(c), 0.0, c), comp)     # an infinite value leaves no compensation
+            total = np.where(ok, t, total)
+            old = mean
+            mean = np.where(ok, old + (x - old) / n, old)
+            m2 = np.where(ok, m2 + (x - mean) * (x - old), m2)
+        avg = np.where(n > 0, total / n, np.nan)
+        sd = np.where(n > 1, np.sqrt(m2 / (n - 1)), np.nan)
+        t = np.where(n > 1, stats.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)), np.nan)
+        half = t * sd / np.sqrt(n)
+    return {"mean": avg, "lo": avg - half, "hi": avg + half, "half_width": half, "n": n}
+
+
 def confidence_intervals(df: pd.DataFrame, by=("rate_per_s", "chunk_tokens"), over: str = "seed",
                          metrics=METRICS, level: float = 0.95) -> pd.DataFrame:
     """Each metric's mean over ``over`` (the seeds) per group of ``by``, with its Student-t interval
-    (module docstring). Tidy: one row per group and metric: ``mean``, ``lo``, ``hi``, ``half_width``, ``n``.
-    Error rows are left out (``n`` counts the runs that worked)."""
+    (module docstring). Tidy: one row per group and metric: ``mean``, ``lo``, ``hi``, ``half_width``, ``n``,
+    sorted by ``by`` then metric. Error rows are left out (``n`` counts the runs that worked; a group
+    whose key is missing is dropped, as pandas' groupby does)."""
     level = fraction("level", level, zero_ok=False)
-    by = list(by)
-    good = df[df[ERROR].isna()]
+    by, metrics = list(by), list(metrics)
+    worked = df[ERROR].isna().to_numpy()
+    good = df if worked.all() else df[worked]
     if good.empty:
         raise ValueError("every run of the sweep failed: no interval to compute")
     if over not in df.columns:
         raise ValueError(f"no column {over!r} to replicate over")
-    long = good.melt(id_vars=by, value_vars=list(metrics), var_name="metric")
-    g = long.groupby(by + ["metric"], sort=True)["value"]
-    out = g.agg(mean="mean", sd="std", n="count").reset_index()
-    n = out["n"].to_numpy()
-    t = np.where(n > 1, stats.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)), np.nan)
-    out["half_width"] = t * out["sd"].to_numpy() / np.sqrt(n)
-    out["lo"], out["hi"] = out["mean"] - out["half_width"], out["mean"] + out["half_width"]
-    return out.drop(columns="sd")[by + ["metric", "mean", "lo", "hi", "half_width", "n"]]
+    key, uniques = np.zeros(len(good), dtype=np.int64), []
+    for c in by:                                     # one code per row: its group of ``by``, in sorted order
+        codes, u = pd.factorize(good[c], sort=True)
+        key = np.where((key < 0) | (codes < 0), -1, key * len(u) + codes)
+        uniques.append(u)
+    names = sorted(set(metrics))
+    metric = np.repeat([names.index(m) for m in metrics], len(good))          # the rows, metric by metric
+    rows = np.tile(key, len(metrics))
+    values = np.concatenate([good[m].to_numpy() for m in metrics]).astype(float)[rows >= 0]
+    groups, group = np.unique(rows[rows >= 0] * len(names) + metric[rows >= 0], return_inverse=True)
+    group = group.ravel()
+    order = np.argsort(group, kind="stable")                       # each group's values in their row order
+    count = np.bincount(group, minlength=len(groups))
+    table = np.full((len(groups), int(count.max(initial=0))), np.nan)
+    table[group[order], np.arange(group.size) - (np.cumsum(count) - count)[group[order]]] = values[order]
+    out, rest = {}, groups // len(names)
+    for c, u in zip(reversed(by), reversed(uniques)):
+        out[c] = u.take(rest % len(u))
+        rest = rest // len(u)
+    out = {c: out[c] for c in by}
+    out["metric"] = np.asarray(names, dtype=object)[groups % len(names)]
+    return pd.DataFrame({**out, **replication_intervals(table, level)})
 
 
-__all__ = ["METRICS", "default_grid", "serving_point", "serving_sweep", "confidence_intervals"]
+__all__ = ["METRICS", "default_grid", "serving_point", "simulate_point", "point_metrics", "serving_sweep",
+           "confidence_intervals", "replication_intervals"]

@@ -61,7 +61,8 @@ def _template_goodput_ci(metric: str) -> dict:
 def goodput_ci_chart(ci: pd.DataFrame, metric: str = "goodput_req_s", title: str | None = None) -> Figure:
     """The mean of ``metric`` against rate, one line per chunk size, its interval as a band (a cached
     template filled with the data: the serving-SLO dashboard redraws it on every move)."""
-    d = ci[ci["metric"] == metric][["rate_per_s", "chunk_tokens", "mean", "lo", "hi"]]
+    rows = ci["metric"].to_numpy() == metric        # plain arrays: pandas' row and column selection costs ~1 ms
+    d = pd.DataFrame({c: ci[c].to_numpy()[rows] for c in ("rate_per_s", "chunk_tokens", "mean", "lo", "hi")})
     return Figure.from_template(_template_goodput_ci(metric), title=title or f"{column_unit(metric)[0]}: mean and 95 % "
                                 "interval over seeds",
                                 ci=d)

@@ -1,9 +1,12 @@
 """Notebook 11, *Design spaces at scale*: one slice of the serving Monte Carlo, run here serially.
 
-The dashboard runs :func:`accelbook.sweep.serving_mc.serving_point` over a few arrival rates and seeds
+The dashboard runs :func:`accelbook.sweep.serving_mc.simulate_point` over a few arrival rates and seeds
 in this process (no cluster: a slider move must answer at once) and draws the mean goodput with its
-95 % interval over the seeds (:func:`accelbook.sweep.serving_mc.confidence_intervals`), the same
-numbers the notebook's distributed sweep computes over a larger grid.
+95 % interval over the seeds (:func:`accelbook.sweep.serving_mc.replication_intervals`, what
+:func:`~accelbook.sweep.serving_mc.confidence_intervals` computes per group), the same numbers the
+notebook's distributed sweep computes over a larger grid. It computes only what it draws: each run's
+goodput (:func:`accelbook.inference.serving_result.goodput`), not its percentiles, and keeps of a run
+only what goodput needs.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import functools
 import numpy as np
 import pandas as pd
 
-from accelbook.sweep.serving_mc import confidence_intervals, point_metrics, simulate_point
+from accelbook.inference.serving_result import goodput
+from accelbook.sweep.serving_mc import replication_intervals, simulate_point
 from accelbook.ui.charts.sweep import goodput_ci_chart
 from accelbook.ui.dashboard import Choice, DashboardSpec, Slider, View
 
@@ -23,37 +27,43 @@ RATE_STEPS = 6
 N_REQUESTS = 400
 
 
-@functools.lru_cache(maxsize=512)
-def _simulated(rate, chunk, seed):
-    """One run, kept whatever the objectives: moving an objective re-counts the runs, it does not re-run them."""
-    return simulate_point(rate, chunk, seed, n_requests=N_REQUESTS)
+@functools.lru_cache(maxsize=4096)
+def _run(rate, chunk, seed):
+    """What goodput needs of one run, kept whatever the objectives (moving an objective re-counts the runs,
+    it does not re-run them): per request its TTFT and mean TBT, and the run's span. A few kB a run, so
+    every run the controls can ask for fits (about 2,400)."""
+    r = simulate_point(rate, chunk, seed, n_requests=N_REQUESTS, records=False)
+    return r.ttft_s, r.tbt_mean_s, r.span_s
 
 
-@functools.lru_cache(maxsize=2048)
-def _run(rate, chunk, seed, ttft_slo_s, tbt_slo_s):
-    return point_metrics(_simulated(rate, chunk, seed), ttft_slo_s, tbt_slo_s)
+def goodput_intervals(rates, chunk_tokens, seeds, ttft_slo_s, tbt_slo_s) -> pd.DataFrame:
+    """What :func:`~accelbook.sweep.serving_mc.confidence_intervals` gives for goodput over the runs
+    (``rates`` × seeds ``0 .. seeds - 1``, every run worked), built from the seeds' goodputs a rate at once
+    (:func:`~accelbook.sweep.serving_mc.replication_intervals`) rather than through a frame of runs."""
+    runs = [_run(float(r), int(chunk_tokens), s) for r in rates for s in range(seeds)]
+    good = goodput(np.stack([ttft for ttft, _, _ in runs]), np.stack([tbt for _, tbt, _ in runs]),
+                   np.array([span for _, _, span in runs]), float(ttft_slo_s), float(tbt_slo_s))
+    return pd.DataFrame({"rate_per_s": rates.astype(float), "chunk_tokens": int(chunk_tokens),
+                         "metric": "goodput_req_s", **replication_intervals(good.reshape(len(rates), seeds))})
 
 
 def slo_view(max_rate, chunk_tokens, seeds, ttft_slo_s, tbt_slo_s) -> View:
     rates = np.linspace(max_rate / RATE_STEPS, max_rate, RATE_STEPS).round(2)
-    rows = [dict(rate_per_s=float(r), chunk_tokens=int(chunk_tokens), seed=s, error=None,
-                 **_run(float(r), int(chunk_tokens), s, float(ttft_slo_s), float(tbt_slo_s)))
-            for r in rates for s in range(int(seeds))]
-    ci = confidence_intervals(pd.DataFrame(rows))
+    ci = goodput_intervals(rates, chunk_tokens, int(seeds), ttft_slo_s, tbt_slo_s)
     fig = goodput_ci_chart(ci, title=f"goodput under TTFT ≤ {ttft_slo_s:g} s and TBT ≤ {tbt_slo_s * 1e3:g} ms "
                                      f"({int(seeds)} seeds a rate)")
-    g = ci[ci["metric"] == "goodput_req_s"].sort_values("mean")
-    best = g.iloc[-1]
+    order = np.argsort(ci["mean"].to_numpy(), kind="quicksort")    # as ci.sort_values("mean") orders the rows
+    rate, mean, half, lo, hi, n = (ci[c].to_numpy()[order] for c in ("rate_per_s", "mean", "half_width", "lo", "hi",
+                                                                      "n"))
     summary = (f"Llama 3.1 70B in fp8 on 8 × H200, {N_REQUESTS} requests a run, prefill chunks of "
-               f"{int(chunk_tokens)} tokens: the best goodput is **{best['mean']:.2f} ± {best['half_width']:.2f} "
-               f"requests/s** (95 % over {int(best['n'])} seeds) at {best['rate_per_s']:g} requests/s offered. "
+               f"{int(chunk_tokens)} tokens: the best goodput is **{mean[-1]:.2f} ± {half[-1]:.2f} "
+               f"requests/s** (95 % over {int(n[-1])} seeds) at {rate[-1]:g} requests/s offered. "
                + ("Goodput still rises at the largest rate offered: move *largest rate* up to find where queueing "
-                  "takes over." if best["rate_per_s"] == g["rate_per_s"].max() else
+                  "takes over." if rate[-1] == rates.max() else
                   "Past it, queueing pushes the time to first token or between tokens over its objective and "
                   "goodput falls."))
-    table = g[["rate_per_s", "mean", "lo", "hi", "n"]].rename(columns={
-        "rate_per_s": "offered (req/s)", "mean": "goodput (req/s)", "lo": "95 % low", "hi": "95 % high",
-        "n": "seeds"})
+    table = pd.DataFrame({"offered (req/s)": rate, "goodput (req/s)": mean, "95 % low": lo, "95 % high": hi,
+                          "seeds": n}, index=order)
     return View(ci, fig, summary, table=table)
 
 
