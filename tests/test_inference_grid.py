@@ -2,8 +2,9 @@
 
 ``inference.sweep`` computes every layout and batch at once on arrays (:mod:`accelbook.inference.terms`);
 each row must be exactly what :func:`accelbook.inference.estimate` returns for that layout and batch.
-The compiled GPU tile rule (``rates._gemm_eta`` on a GPU) must equal the rule written with
-``tiling.gpu_gemm``, and :func:`inference.pareto` a plain loop over the sorted points.
+The compiled GPU tile rule (``rates._gpu_eta``) must equal the rule written with ``tiling.gpu_gemm``, the
+compiled FLOP-weighting of ``gemm_shape_efficiency`` a plain loop over ``layer_gemms``, and
+:func:`inference.pareto` a plain loop over the sorted points.
 """
 
 from __future__ import annotations
@@ -82,8 +83,43 @@ def test_compiled_gpu_tile_rule_equals_the_checked_one(chip):
     rng = np.random.default_rng(3)
     shapes = [(1, 1, 1), (16, 128, 64), (17, 8192, 8192), (129, 1280, 8192), (4096, 28672, 8192)]
     shapes += [tuple(int(v) for v in rng.integers(1, 20_000, 3)) for _ in range(300)]
-    for M, N, K in shapes:
-        assert rates._gemm_eta(c, M, N, K) == _gemm_eta_reference(c, M, N, K), (M, N, K)
+    M, N, K = (np.array(col, dtype=np.int64) for col in zip(*shapes))
+    sms = c.compute_units or 132
+    many = rates._gpu_etas(M, N, K, sms)
+    for i, (m, n, k) in enumerate(shapes):
+        want = _gemm_eta_reference(c, m, n, k)
+        assert rates._gpu_eta(m, n, k, sms) == want == many[i], (m, n, k)
+
+
+def _shape_efficiency_reference(model, chip, tokens, tp):
+    """Σ F_i / Σ (F_i / η_i) over ``layer_gemms``, in a plain loop, η from ``tiling``'s checked functions."""
+    from accelbook.chip.tiling import tpu_gemm
+
+    flops = time = 0.0
+    for n, M, N, K in rates.layer_gemms(model, tokens, tp):
+        f = n * 2.0 * M * N * K
+        flops += f
+        m, nn, k = max(1, int(M)), max(1, math.ceil(N)), max(1, math.ceil(K))
+        eta = (tpu_gemm(m, nn, k, chip.mxu_rows or 128, chip.mxu_count or 4)["efficiency"] if chip.kind == "tpu"
+               else _gemm_eta_reference(chip, m, nn, k))
+        time += f / eta
+    return flops / time
+
+
+@pytest.mark.parametrize("model", ["llama-2-70b", "deepseek-v3", "mixtral-8x7b", "gemma-3-27b"])
+@pytest.mark.parametrize("chip", ["h100", "mi355x", "tpu-v6e"])
+def test_shape_efficiency_one_at_a_time_and_on_arrays_equals_a_plain_loop(model, chip):
+    from accelbook.specs.models import get_model
+
+    m, c = get_model(model), get_chip(chip)
+    tokens = np.array([1, 3, 16, 17, 128, 1000, 4096, 1, 3], dtype=np.int64)
+    tp = np.array([1, 2, 4, 8, 1, 2, 4, 8, 1], dtype=np.int64)
+    rates._SHAPE_ETA.clear()
+    many = inference.gemm_shape_efficiency(m, c, tokens, tp)
+    rates._SHAPE_ETA.clear()
+    for i, (t, p) in enumerate(zip(tokens.tolist(), tp.tolist())):
+        want = _shape_efficiency_reference(m, c, t, p)
+        assert inference.gemm_shape_efficiency(m, c, t, p) == want == many[i], (t, p)
 
 
 def _pareto_reference(df, x, y):

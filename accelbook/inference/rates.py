@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
 from numba import njit
 
 from accelbook.checks import instance, one_of, output, real, reals, whole, wholes
@@ -30,7 +31,7 @@ from accelbook.specs.models import Model, get_model
 from accelbook.training.compute import elementwise_bytes, kv_heads_per_chip, routed_ffn_width
 from accelbook.training.slots import model_vector
 
-from .arrays import each
+from .arrays import any_array, each
 
 WEIGHT_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
 MEM_EFFICIENCY = 0.85          # share of memory bandwidth decode reaches (ESTIMATE; Azure measured 92% on GB200 HBM)
@@ -100,24 +101,16 @@ def gemm_efficiency(chip: Chip, precision: str) -> tuple[float, str]:
 _SHAPE_ETA: dict = {}
 
 
-def _gemm_eta(chip: Chip, M: int, N: int, K: int) -> float:
-    """η_shape of one ``[M×K]·[K×N]`` GEMM (:mod:`accelbook.chip.tiling`). On a GPU: tiles of
-    ``t_m × 128 × 64`` with ``t_m`` the smallest power of two from 16 (the tensor-core instruction's rows)
-    to 128 that covers ``M`` (libraries instantiate short tiles for few rows, so a decode step's GEMM is not
-    padded to 128 rows), and the better of the plain tiling and split-K, which cuBLAS and CUTLASS use when
-    the tiles do not fill the SMs (``s`` K-slices make ``s×`` the tiles: the tiling of
-    ``[M×K/s]·[K/s×N·s]``), :func:`_gpu_eta`. On a TPU: the MXU folds."""
-    M, N, K = max(1, int(M)), max(1, int(N)), max(1, int(K))
-    if chip.kind == "tpu":
-        return tpu_gemm(M, N, K, chip.mxu_rows or 128, chip.mxu_count or 4)["efficiency"]
-    return _gpu_eta(M, N, K, chip.compute_units or 132)
-
-
 @njit(cache=True)
 def _gpu_eta(M, N, K, sms):
-    """:func:`_gemm_eta` on a GPU of ``sms`` SMs, whole ``M, N, K >= 1``: ``η = η_tile·η_k·η_wave`` of
+    """η_shape of one ``[M×K]·[K×N]`` GEMM on a GPU of ``sms`` SMs, whole ``M, N, K >= 1``
+    (:mod:`accelbook.chip.tiling`): tiles of ``t_m × 128 × 64`` with ``t_m`` the smallest power of two from 16
+    (the tensor-core instruction's rows) to 128 that covers ``M`` (libraries instantiate short tiles for few
+    rows, so a decode step's GEMM is not padded to 128 rows), and the better of the plain tiling and
+    split-K, which cuBLAS and CUTLASS use when the tiles do not fill the SMs (``s`` K-slices make ``s×`` the
+    tiles: the tiling of ``[M×K/s]·[K/s×N·s]``). ``η = η_tile·η_k·η_wave`` of
     :func:`accelbook.chip.tiling.gpu_tile_factors` (``tiling.gpu_gemm``'s efficiency, multiplied in its
-    order), compiled: a sweep asks for thousands of shapes."""
+    order). Compiled: a sweep asks for thousands of shapes."""
     tm = 16
     while tm < M:
         tm *= 2
@@ -129,6 +122,31 @@ def _gpu_eta(M, N, K, sms):
         return plain
     _, _, eta_tile, eta_k, eta_wave = gpu_tile_factors(M, N * s, math.ceil(K / s), sms, tm, GPU_TILE[1], GPU_TILE[2])
     return max(plain, eta_tile * eta_k * eta_wave)
+
+
+@njit(cache=True)
+def _gpu_etas(M, N, K, sms):
+    """:func:`_gpu_eta` of each GEMM of the int64 arrays ``M, N, K``."""
+    out = np.empty(len(M))
+    for i in range(len(M)):
+        out[i] = _gpu_eta(M[i], N[i], K[i], sms)
+    return out
+
+
+@njit(cache=True)
+def _flop_weighted(starts, count, M, N, K, eta):
+    """``Σ F_i / Σ (F_i / η_i)``, ``F_i = count_i·2·M_i·N_i·K_i``, over each group of GEMMs
+    ``starts[g]:starts[g+1]`` (the sums in order, as a Python loop would make them)."""
+    out = np.empty(len(starts) - 1)
+    for g in range(len(starts) - 1):
+        flops = 0.0
+        time = 0.0
+        for i in range(starts[g], starts[g + 1]):
+            f = count[i] * 2.0 * M[i] * N[i] * K[i]
+            flops += f
+            time += f / eta[i]
+        out[g] = flops / time
+    return out
 
 
 def layer_gemms(model: Model, M: int, tp: int) -> list[tuple[int, float, float, float]]:
@@ -168,6 +186,11 @@ def gemm_shape_efficiency(model: Model, chip: Chip, tokens: int, tp: int) -> flo
     if chip.kind not in ("gpu", "tpu"):
         return 1.0
     chip_key = (model.id, base_id(chip), chip.compute_units, chip.mxu_rows, chip.mxu_count)
+    if any_array(tokens, tp):         # the pairs not yet known, all at once
+        pairs = dict.fromkeys(zip(*(np.broadcast_to(x, np.broadcast(tokens, tp).shape).tolist() for x in (tokens, tp))))
+        missing = [(t, p) for t, p in pairs if chip_key + (int(t), int(p)) not in _SHAPE_ETA]
+        for (t, p), eta in zip(missing, _shape_etas(model, chip, missing) if missing else ()):
+            _SHAPE_ETA[chip_key + (int(t), int(p))] = eta
     return each(lambda t, p: _shape_eta(model, chip, chip_key, t, p), tokens, tp)
 
 
@@ -176,13 +199,24 @@ def _shape_eta(model: Model, chip: Chip, chip_key: tuple, tokens, tp: int) -> fl
     key = chip_key + (int(tokens), int(tp))
     eta = _SHAPE_ETA.get(key)
     if eta is None:
-        flops = time = 0.0
-        for n, M, N, K in layer_gemms(model, tokens, tp):
-            f = n * 2.0 * M * N * K
-            flops += f
-            time += f / _gemm_eta(chip, M, math.ceil(N), math.ceil(K))
-        eta = _SHAPE_ETA[key] = output("gemm_shape_efficiency", flops / time, lo=0.0, hi=1.0 + 1e-9)
+        eta = _SHAPE_ETA[key] = _shape_etas(model, chip, [(tokens, tp)])[0]
     return eta
+
+
+def _shape_etas(model: Model, chip: Chip, pairs: list) -> list[float]:
+    """η_shape of each ``(tokens, tp)`` of ``pairs`` on a GPU or TPU: the GEMMs of :func:`layer_gemms`, each
+    one's η (:func:`_gpu_eta`, or the MXU folds of ``tiling.tpu_gemm``; ``M`` whole, ``N`` and ``K`` rounded
+    up, all at least 1), FLOP-weighted (:func:`_flop_weighted`)."""
+    gemms = [layer_gemms(model, t, p) for t, p in pairs]
+    starts = np.cumsum([0] + [len(g) for g in gemms])
+    count, M, N, K = (np.ascontiguousarray(c) for c in np.array([x for g in gemms for x in g], dtype=float).T)
+    Mi, Ni, Ki = (np.maximum(1, x) for x in (M.astype(np.int64), np.ceil(N).astype(np.int64), np.ceil(K).astype(np.int64)))
+    if chip.kind == "tpu":
+        eta = np.array([tpu_gemm(m, n, k, chip.mxu_rows or 128, chip.mxu_count or 4)["efficiency"]
+                        for m, n, k in zip(Mi.tolist(), Ni.tolist(), Ki.tolist())])
+    else:
+        eta = _gpu_etas(Mi, Ni, Ki, chip.compute_units or 132)
+    return [output("gemm_shape_efficiency", v, lo=0.0, hi=1.0 + 1e-9) for v in _flop_weighted(starts, count, M, N, K, eta).tolist()]
 
 
 #: GEMM input precisions whose activations are cast before every GEMM (W8A8 FP8, W4A4 FP4)
