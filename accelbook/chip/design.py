@@ -45,15 +45,15 @@ the code lives by job in
 - :mod:`accelbook.chip.design_die`: a split's sums (:class:`Design`, :func:`design`,
   :func:`h100_like`) and its speed on a workload (:func:`evaluate`);
 - :mod:`accelbook.chip.design_search`: the grid search (:func:`sweep`, :func:`best_design`,
-  :func:`compare_8t_8i`).
+  :func:`compare_8t_8i`, :func:`compare_in_sweep`).
 """
 
 from .design_die import LIMITS, Design, design, evaluate, h100_like
 from .design_params import Params, load_params, params, provenance_table
-from .design_search import best_design, compare_8t_8i, sweep
+from .design_search import best_design, compare_8t_8i, compare_in_sweep, sweep
 from .design_workloads import DecodeWorkload, Need, TrainingWorkload, need
 
 __all__ = [
     "LIMITS", "Params", "load_params", "params", "provenance_table", "TrainingWorkload", "DecodeWorkload",
-    "Need", "need", "Design", "design", "h100_like", "evaluate", "sweep", "best_design", "compare_8t_8i",
+    "Need", "need", "Design", "design", "h100_like", "evaluate", "sweep", "best_design", "compare_8t_8i", "compare_in_sweep",
 ]

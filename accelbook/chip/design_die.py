@@ -132,6 +132,20 @@ def matrix_power(p: Params, x, F, C):
     return p.j_per_flop * x * F * np.maximum(s, p.voltage_floor_clock) ** p.energy_clock_exponent
 
 
+def _bisect_power(p: Params, nd: Need, x_hi, power_w, static, e_mem, C):
+    """The units/s at which ``static + x·e_mem + matrix_power`` meets ``power_w``: 200 halvings of
+    [0, x_hi] (elementwise; stops early once no interval changes, as every later halving would not)."""
+    lo, hi = np.zeros_like(x_hi), x_hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        ok = static + mid * e_mem + matrix_power(p, mid, nd.flops, C) <= power_w
+        lo2, hi2 = np.where(ok, mid, lo), np.where(ok, hi, mid)
+        if np.array_equal(lo2, lo) and np.array_equal(hi2, hi):
+            break
+        lo, hi = lo2, hi2
+    return lo
+
+
 def throughput(p: Params, comp: dict, nd: Need, power_w) -> dict:
     """Units/s of designs (``comp``: :func:`components`' arrays) on one workload's :class:`Need`
     under ``power_w`` (module docstring): units_per_s, tokens_per_s_per_chip, limit, power_w,
@@ -155,13 +169,11 @@ def throughput(p: Params, comp: dict, nd: Need, power_w) -> dict:
         return static + x * e_mem + matrix_power(p, x, nd.flops, C)
 
     over = power(x_roof) > power_w
-    lo, hi = np.zeros_like(x_roof), np.where(over, x_roof, 0.0)
+    x = x_roof
     if np.any(over):   # bisection on the power curve, monotone in x
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            ok = power(mid) <= power_w
-            lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
-    x = np.where(over, lo, x_roof)
+        x = np.array(x_roof, dtype=float)
+        x[over] = _bisect_power(p, nd, x_roof[over], *(np.broadcast_to(a, over.shape)[over]
+                                                       for a in (power_w, static, e_mem, C)))
     limit = np.where(over, "power", roof_limit)
     cap_ok = R <= comp["hbm_bytes"] + S
     x = np.where(cap_ok, x, 0.0)

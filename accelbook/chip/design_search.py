@@ -60,18 +60,16 @@ def sweep(workloads, area_mm2: float | None = None, power_w: float | None = None
     A, P, g, io = _budgets(p, area_mm2, power_w, grid_mm2, io_mm2)
     ws = workloads if isinstance(workloads, (list, tuple)) else [workloads]
     M, S, N, comp = _grid(p, A, P, g, io)
-    df = pd.DataFrame({
+    cols = {
         "matrix_mm2": M, "sram_mm2": S, "n_hbm_stacks": N.astype(int), "io_mm2": io, "area_mm2": comp["area_mm2"],
         "peak_flop_s": comp["peak_flop_s"], "sram_bytes": comp["sram_bytes"], "hbm_bytes": comp["hbm_bytes"],
         "hbm_bw_bytes_per_s": comp["hbm_bw_bytes_per_s"], "full_power_w": comp["full_power_w"],
-    })
-    for w in ws:
+    }
+    for w in ws:   # all columns into one frame at once (adding them one by one costs a copy each)
         r = throughput(p, comp, need(w, p), P)
-        df[f"{w.name}_tokens_per_s_per_chip"] = r["tokens_per_s_per_chip"]
-        df[f"{w.name}_limit"] = r["limit"]
-        df[f"{w.name}_power_w"] = r["power_w"]
-        df[f"{w.name}_clock"] = r["clock"]
-    return df
+        cols.update({f"{w.name}_tokens_per_s_per_chip": r["tokens_per_s_per_chip"], f"{w.name}_limit": r["limit"],
+                     f"{w.name}_power_w": r["power_w"], f"{w.name}_clock": r["clock"]})
+    return pd.DataFrame(cols)
 
 
 def _pick(df: pd.DataFrame, score: np.ndarray) -> int:
@@ -111,8 +109,14 @@ def compare_8t_8i(training: TrainingWorkload | None = None, decode: DecodeWorklo
     n_hbm_stacks, training/decode tokens/s per chip and each as a share of the specialist's."""
     p = params if params is not None else builtin_params()
     training, decode = training or TrainingWorkload(), decode or DecodeWorkload()
-    A, P, _, _ = _budgets(p, area_mm2, power_w, grid_mm2, io_mm2)
-    df = sweep([training, decode], area_mm2, power_w, grid_mm2, io_mm2, p)
+    _budgets(p, area_mm2, power_w, grid_mm2, io_mm2)
+    return compare_in_sweep(sweep([training, decode], area_mm2, power_w, grid_mm2, io_mm2, p), p)
+
+
+def compare_in_sweep(df: pd.DataFrame, params: Params | None = None) -> pd.DataFrame:
+    """:func:`compare_8t_8i`'s table from a :func:`sweep` of a training and a decode workload already
+    made (``sweep([training, decode], ...)``), so a caller that shows the sweep too need not make it twice."""
+    p = params if params is not None else builtin_params()
     t, d = df["training_tokens_per_s_per_chip"].to_numpy(), df["decode_tokens_per_s_per_chip"].to_numpy()
     it, id_ = _pick(df, t), _pick(df, d)
     if t[it] <= 0 or d[id_] <= 0:
@@ -120,8 +124,10 @@ def compare_8t_8i(training: TrainingWorkload | None = None, decode: DecodeWorklo
                          "raise area_mm2 or power_w, or shard the workloads over more chips")
     ic = _pick(df, np.sqrt((t / t[it]) * (d / d[id_])))
     rows = []
+    col = {k: df[k].to_numpy() for k in ("matrix_mm2", "sram_bytes", "n_hbm_stacks", "peak_flop_s", "training_limit",
+                                         "decode_limit")}
     for label, i in (("training optimum (8t-like)", it), ("decode optimum (8i-like)", id_), ("compromise", ic)):
-        r = df.iloc[i]
+        r = {k: v[i] for k, v in col.items()}
         rows.append({"design": label, "matrix_mm2": r["matrix_mm2"], "sram_mb": r["sram_bytes"] / 1e6,
                      "n_hbm_stacks": int(r["n_hbm_stacks"]), "peak_tflop_s": r["peak_flop_s"] / 1e12,
                      "training_tokens_per_s_per_chip": t[i], "decode_tokens_per_s_per_chip": d[i],

@@ -107,8 +107,53 @@ def _diag_le(s, ru, cu):
 
 
 @njit(cache=True)
+def _fold(T, R, C, ru, cu, mode, L, record, start, ifmap_in, filter_in, ofmap_out, busy):
+    """Step through the ``L`` cycles of one fold of ``ru × cu`` mapped PEs, filling the trace from cycle
+    ``start`` if ``record``. Returns (ifmap_reads, filter_reads, ofmap_trace_writes, busy_pe_cycles)."""
+    n_if = 0
+    n_fi = 0
+    n_of = 0
+    n_busy = 0
+    for t in range(L):
+        if mode == 0:
+            # A enters row i at t = k + i; B enters column j at t = k + j (k < T)
+            a = _count_in(t - T + 1, t, ru)
+            b = _count_in(t - T + 1, t, cu)
+            # outputs leave column j at t = T - 1 + r + j for the flipped, padded rows
+            # r in [R - ru, R): so j in [t - T - R + 2, t - T + 1 - R + ru]
+            o = _count_in(t - T - R + 2, t - T + 1 - R + ru, cu)
+            off = 0
+        else:
+            # the stationary operand is preloaded during t < R (rows flipped and padded)
+            pre = cu if (t < R and R - 1 - t < ru) else 0
+            stream = _count_in(t - R - T + 1, t - R, ru)
+            if mode == 1:
+                a = stream
+                b = pre
+            else:
+                a = pre
+                b = stream
+            o = _count_in(t - (2 * R - 1) - T + 1, t - (2 * R - 1), cu)
+            off = R
+        # PE (i, j) does its k-th MAC at t = off + k + i + j
+        p = _diag_le(t - off, ru, cu) - _diag_le(t - off - T, ru, cu)
+        n_if += a
+        n_fi += b
+        n_of += o
+        n_busy += p
+        if record:
+            ifmap_in[start + t] = a
+            filter_in[start + t] = b
+            ofmap_out[start + t] = o
+            busy[start + t] = p
+    return n_if, n_fi, n_of, n_busy
+
+
+@njit(cache=True)
 def _simulate(Sr, Sc, T, R, C, mode, record, ifmap_in, filter_in, ofmap_out, busy, fold_info):
-    """Step through every cycle of every fold; fill the per-cycle trace if ``record``.
+    """Step through every cycle of every fold (:func:`_fold`); fill the per-cycle trace if ``record``.
+    Folds of the same shape (full, or the last partial row or column of folds) have the same cycles:
+    each shape is stepped through once and copied after.
 
     Returns (trace_cycles, ifmap_reads, filter_reads, ofmap_trace_writes, busy_pe_cycles,
     sum of per-fold mapping efficiency, sum of per-fold compute utilisation).
@@ -121,11 +166,10 @@ def _simulate(Sr, Sc, T, R, C, mode, record, ifmap_in, filter_in, ofmap_out, bus
     else:
         L = 2 * R + T + C - 2
         util_cycles = 2 * R + 2 * C + T - 3
+    seen = np.full(4, -1, dtype=np.int64)          # first cycle of each fold shape, once stepped through
+    counts = np.zeros((4, 4), dtype=np.int64)      # its (ifmap, filter, ofmap, busy) counts
+    totals = np.zeros(4, dtype=np.int64)
     cyc = 0
-    n_if = 0
-    n_fi = 0
-    n_of = 0
-    n_busy = 0
     map_sum = 0.0
     util_sum = 0.0
     f = 0
@@ -140,40 +184,20 @@ def _simulate(Sr, Sc, T, R, C, mode, record, ifmap_in, filter_in, ofmap_out, bus
             f += 1
             map_sum += ru * cu / (R * C)
             util_sum += ru * cu * T / (R * C * util_cycles)
-            for t in range(L):
-                if mode == 0:
-                    # A enters row i at t = k + i; B enters column j at t = k + j (k < T)
-                    a = _count_in(t - T + 1, t, ru)
-                    b = _count_in(t - T + 1, t, cu)
-                    # outputs leave column j at t = T - 1 + r + j for the flipped, padded rows
-                    # r in [R - ru, R): so j in [t - T - R + 2, t - T + 1 - R + ru]
-                    o = _count_in(t - T - R + 2, t - T + 1 - R + ru, cu)
-                    off = 0
-                else:
-                    # the stationary operand is preloaded during t < R (rows flipped and padded)
-                    pre = cu if (t < R and R - 1 - t < ru) else 0
-                    stream = _count_in(t - R - T + 1, t - R, ru)
-                    if mode == 1:
-                        a = stream
-                        b = pre
-                    else:
-                        a = pre
-                        b = stream
-                    o = _count_in(t - (2 * R - 1) - T + 1, t - (2 * R - 1), cu)
-                    off = R
-                # PE (i, j) does its k-th MAC at t = off + k + i + j
-                p = _diag_le(t - off, ru, cu) - _diag_le(t - off - T, ru, cu)
-                n_if += a
-                n_fi += b
-                n_of += o
-                n_busy += p
-                if record:
-                    ifmap_in[cyc] = a
-                    filter_in[cyc] = b
-                    ofmap_out[cyc] = o
-                    busy[cyc] = p
-                cyc += 1
-    return cyc, n_if, n_fi, n_of, n_busy, map_sum, util_sum
+            shape = 2 * (ru != R) + (cu != C)
+            if seen[shape] < 0:
+                seen[shape] = cyc
+                counts[shape, 0], counts[shape, 1], counts[shape, 2], counts[shape, 3] = _fold(
+                    T, R, C, ru, cu, mode, L, record, cyc, ifmap_in, filter_in, ofmap_out, busy)
+            elif record:
+                s0 = seen[shape]
+                ifmap_in[cyc:cyc + L] = ifmap_in[s0:s0 + L]
+                filter_in[cyc:cyc + L] = filter_in[s0:s0 + L]
+                ofmap_out[cyc:cyc + L] = ofmap_out[s0:s0 + L]
+                busy[cyc:cyc + L] = busy[s0:s0 + L]
+            totals += counts[shape]
+            cyc += L
+    return cyc, totals[0], totals[1], totals[2], totals[3], map_sum, util_sum
 
 
 # -- public API -------------------------------------------------------------------------------------
@@ -241,7 +265,7 @@ def simulate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws",
     if trace:
         fold = np.repeat(np.arange(n_folds), fold_length(rows, cols, T, dataflow))
         df = pd.DataFrame({"cycle": np.arange(cyc), "fold": fold, "ifmap_in": arrs[0], "filter_in": arrs[1],
-                           "ofmap_out": arrs[2], "busy_pes": arrs[3]})
+                           "ofmap_out": arrs[2], "busy_pes": arrs[3]}, copy=False)   # fresh arrays: no copy
     total = cyc - 1
     return SystolicResult(
         M, N, K, rows, cols, dataflow, total_cycles=total, trace_cycles=cyc, n_folds=n_folds,

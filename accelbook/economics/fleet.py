@@ -138,6 +138,23 @@ def default_rates(workloads, pools) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _rate_matrix(rates: pd.DataFrame, workloads, pools) -> np.ndarray:
+    """tokens/s per chip as a (workload × pool) matrix in the given orders, 0 for a pair without a row
+    (the table pivoted; a pair given twice is an error, as pivoting it would be)."""
+    row = {w.name: i for i, w in enumerate(workloads)}
+    col = {p.name: j for j, p in enumerate(pools)}
+    R = np.zeros((len(workloads), len(pools)))
+    seen = set()
+    for w, p, r in zip(rates["workload"].tolist(), rates["pool"].tolist(),
+                       rates["tokens_per_s_per_chip"].to_numpy(dtype=float).tolist()):
+        if (w, p) in seen:
+            raise ValueError("Index contains duplicate entries, cannot reshape")
+        seen.add((w, p))
+        if w in row and p in col:
+            R[row[w], col[p]] = r
+    return R
+
+
 @dataclass(frozen=True)
 class FleetPlacement:
     """The least-cost placement: feasible or not, its cost per month (USD; inf if infeasible), the
@@ -156,8 +173,7 @@ def place(workloads, pools, rates: pd.DataFrame | None = None, allowed=None) -> 
 
     workloads, pools = _checked(workloads, pools)
     rates = default_rates(workloads, pools) if rates is None else _checked_rates(rates)
-    R = rates.pivot(index="workload", columns="pool", values="tokens_per_s_per_chip").reindex(
-        index=[w.name for w in workloads], columns=[p.name for p in pools]).fillna(0.0).to_numpy()
+    R = _rate_matrix(rates, workloads, pools)
     W, P = R.shape
     ok = R > 0
     if allowed is not None:

@@ -20,7 +20,7 @@ the volume grows). The verdict names the question that fails first.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -61,10 +61,10 @@ class Migration:
         return self.engineer_months * self.usd_per_engineer_month + self.validation_usd + self.tooling_usd
 
 
-def cash_flow(m: Migration) -> pd.DataFrame:
-    """Expected monthly cash flow: volume, P(port live), savings, rework, cumulative net (USD)."""
+def _flows(m: Migration, volume: float) -> dict:
+    """:func:`cash_flow`'s columns (arrays) with the starting volume ``volume`` in place of ``m``'s."""
     t = np.arange(m.horizon_months)
-    vol = m.volume_m_tokens_per_month * (1 + m.growth_per_month) ** t
+    vol = volume * (1 + m.growth_per_month) ** t
     q, k = m.churn_per_month, m.port_months
     # P(live at t): past the first port, and no churn in the last k months (each churn restarts a port)
     live = np.where(t >= k, (1 - q) ** np.minimum(t, k), 0.0)
@@ -72,16 +72,25 @@ def cash_flow(m: Migration) -> pd.DataFrame:
     rework = np.where(t >= 1, q * m.rework_share * m.port_cost_usd, 0.0)
     net = save - rework
     net[0] -= m.port_cost_usd
-    return pd.DataFrame({"month": t, "volume_m_tokens": vol, "p_live": live, "savings_usd": save,
-                         "rework_usd": rework, "net_usd": net, "cumulative_usd": np.cumsum(net)})
+    return {"month": t, "volume_m_tokens": vol, "p_live": live, "savings_usd": save,
+            "rework_usd": rework, "net_usd": net, "cumulative_usd": np.cumsum(net)}
+
+
+def cash_flow(m: Migration) -> pd.DataFrame:
+    """Expected monthly cash flow: volume, P(port live), savings, rework, cumulative net (USD)."""
+    return pd.DataFrame(_flows(m, m.volume_m_tokens_per_month))
+
+
+def _payback(m: Migration, volume: float) -> float:
+    """:func:`payback_months` of ``m`` started at ``volume`` (the bisection's inner step: no frame, no copy of m)."""
+    hit = np.flatnonzero(_flows(m, volume)["cumulative_usd"] >= 0)
+    return float(hit[0] + 1) if len(hit) else math.inf
 
 
 def payback_months(m: Migration) -> float:
     """First month (1-based count of months elapsed) at which the expected cumulative net is >= 0;
     ``inf`` if not within the horizon."""
-    cum = cash_flow(m)["cumulative_usd"].to_numpy()
-    hit = np.flatnonzero(cum >= 0)
-    return float(hit[0] + 1) if len(hit) else math.inf
+    return _payback(m, m.volume_m_tokens_per_month)
 
 
 def break_even_volume(m: Migration) -> float:
@@ -90,13 +99,13 @@ def break_even_volume(m: Migration) -> float:
     if m.usd_per_m_tokens_new >= m.usd_per_m_tokens_old:
         return math.inf
     lo, hi = 0.0, max(1.0, m.volume_m_tokens_per_month)
-    while payback_months(replace(m, volume_m_tokens_per_month=hi)) == math.inf:
+    while _payback(m, hi) == math.inf:
         hi *= 2
         if hi > 1e15:
             return math.inf
     for _ in range(60):
         mid = (lo + hi) / 2
-        if payback_months(replace(m, volume_m_tokens_per_month=mid)) == math.inf:
+        if _payback(m, mid) == math.inf:
             lo = mid
         else:
             hi = mid

@@ -11,6 +11,10 @@ Inputs in ``data/tco.toml`` (:func:`tco_inputs`) are estimates, not published pr
 
 from __future__ import annotations
 
+import copy
+import functools
+import os
+
 import numpy as np
 import pandas as pd
 
@@ -29,7 +33,17 @@ _TCO_DEFAULT_KEYS = {"lifetime_years_count": "lifetime_years", "cost_of_capital_
 
 
 def tco_inputs() -> dict:
-    """The calculator's defaults and purchase prices from ``data/tco.toml`` (all estimates)."""
+    """The calculator's defaults and purchase prices from ``data/tco.toml`` (all estimates).
+
+    Read once per version of the files (a slider move must not parse TOML again); each call gets
+    its own copy, and an edited ``tco.toml`` or ``sources.toml`` is read again."""
+    stamp = tuple(os.stat(DATA_DIR / name).st_mtime_ns for name in ("tco.toml", "sources.toml"))
+    return copy.deepcopy(_read_tco_inputs(stamp))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_tco_inputs(stamp: tuple) -> dict:
+    """:func:`tco_inputs` as read when the files had modification times ``stamp``."""
     path = DATA_DIR / "tco.toml"
     raw = read_table_file(path)
     sources = load_sources()

@@ -110,15 +110,69 @@ def _best_running(w, u, lo, hi, n, top, idx, allowed, n_groups_kept):
 
 
 @njit(cache=True)
-def _pick(w, kb, k, n_groups, node_limit, out, u, top, best, besti, gscore, keep, floor, fidx):
+def _best_above(w, u, lo, hi, n, top, idx, cut, cand, allowed, n_groups_kept):
+    """As :func:`_best` (or, with ``n_groups_kept`` > 0, :func:`_best_running`'s groups filter) given a
+    guess ``cut`` of the n-th largest affinity: logarithms only for experts whose upper bound
+    ``w/(1 - u)`` reaches ``cut``. True if at least n affinities reach ``cut``: then every expert of the
+    best n was a candidate and top/idx hold them exactly; False: the caller must redo it without a cut."""
+    n_blocks = allowed.shape[0] if n_groups_kept > 0 else 1
+    per = (hi - lo) // n_blocks
+    m = 0
+    for g in range(n_blocks):                             # the kept groups only, in expert order
+        if n_groups_kept > 0 and not allowed[g]:
+            continue
+        for e in range(lo + g * per, lo + (g + 1) * per):  # branch-free gather of the candidates
+            cand[m] = e
+            m += w[e] * _SAFE >= cut * (1.0 - u[e])
+    for j in range(n):
+        top[j] = -1.0
+        idx[j] = -1
+    hits = 0
+    for i in range(m):
+        e = cand[i]
+        r = w[e] / -math.log(u[e])
+        if r >= cut:
+            hits += 1
+            _insert(r, e, top, idx, n)
+    return hits >= n
+
+
+@njit(cache=True, inline="always")
+def _track(cuts, i, ok, nth):
+    """Update guess ``cuts[i]`` of the n-th largest affinity so that about 3% of tokens miss it (a
+    miss costs a second pass; a low guess costs logarithms). Only speed depends on it, never results."""
+    if not ok:
+        cuts[i] *= 0.9
+    elif cuts[i] == 0.0:
+        cuts[i] = 0.9 * nth
+    else:
+        cuts[i] *= 1.003
+
+
+@njit(cache=True)
+def _best_guessed(w, u, lo, hi, n, top, idx, allowed, n_groups_kept, cand, cuts, i, floor, fidx):
+    """The n largest affinities over lo..hi-1 (exactly :func:`_best` / :func:`_best_running`), first
+    trying the guess ``cuts[i]`` (:func:`_best_above`), which it updates."""
+    ok = _best_above(w, u, lo, hi, n, top, idx, cuts[i], cand, allowed, n_groups_kept)
+    if not ok:
+        if n_groups_kept > 0:
+            _best_running(w, u, lo, hi, n, top, idx, allowed, n_groups_kept)
+        else:
+            _best(w, u, lo, hi, n, top, idx, floor, fidx)
+    _track(cuts, i, ok, top[n - 1])
+
+
+@njit(cache=True)
+def _pick(w, kb, k, n_groups, node_limit, out, u, top, best, besti, gscore, keep, floor, fidx, cand, cuts):
     """One token's top-k (module docstring): affinities r_e = w_e / x_e, x_e = -log(u_e); with a
     node limit, first keep the node_limit groups with the largest sum of their best ceil(k/M)
-    log-affinities. The other arguments are scratch buffers."""
+    log-affinities. The other arguments are scratch buffers; ``cuts`` holds guesses
+    (:func:`_best_guessed`) of the k-th best (0), of each group's best (1 + g) and of the final pick."""
     E = w.shape[0]
     for e in range(E):
         u[e] = uniform(kb + np.uint64(e))
     if not (node_limit > 0 and node_limit < n_groups):
-        _best(w, u, 0, E, k, top, out, floor, fidx)
+        _best_guessed(w, u, 0, E, k, top, out, keep, 0, cand, cuts, 0, floor, fidx)
         return
     per_group = E // n_groups
     pick = (k + node_limit - 1) // node_limit
@@ -136,7 +190,7 @@ def _pick(w, kb, k, n_groups, node_limit, out, u, top, best, besti, gscore, keep
             if not keep[g] and (bg < 0 or gscore[g] > gscore[bg]):
                 bg = g
         keep[bg] = True
-    _best_running(w, u, 0, E, k, top, out, keep, node_limit)
+    _best_guessed(w, u, 0, E, k, top, out, keep, node_limit, cand, cuts, 1 + n_groups, floor, fidx)
 
 
 @njit(cache=True, parallel=True)
@@ -166,9 +220,11 @@ def _route(logp, n_tokens, k, n_batches, seed, drift, cap, bias_rate, n_groups, 
             keep = np.zeros(n_groups, dtype=np.bool_)
             floor = np.empty(k)
             fidx = np.empty(k, dtype=np.int64)
+            cand = np.empty(E, dtype=np.int64)
+            cuts = np.zeros(n_groups + 2)
             for t in range(c * n_tokens // n_chunks, (c + 1) * n_tokens // n_chunks):
                 _pick(w, token_key(seed, b, n_tokens, t, E), k, n_groups, node_limit, choices[t],
-                      u, top, best, besti, gscore, keep, floor, fidx)
+                      u, top, best, besti, gscore, keep, floor, fidx, cand, cuts)
         count = np.zeros(E, dtype=np.int64)
         gseen[:] = -1
         for t in range(n_tokens):

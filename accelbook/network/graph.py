@@ -126,11 +126,24 @@ def from_edges(name: str, kind: str, n_endpoints: int, n_nodes: int, edges, **kw
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     e = e[e[:, 0] != e[:, 1]]
     lo, hi = np.minimum(e[:, 0], e[:, 1]), np.maximum(e[:, 0], e[:, 1])
-    key = np.unique(lo * n_nodes + hi)                  # a pair of nodes is joined by one link here
-    lo, hi = key // n_nodes, key % n_nodes
-    # both directions, ordered by (node, neighbour): CSR rows with sorted neighbours
-    both = np.sort(np.concatenate([lo * n_nodes + hi, hi * n_nodes + lo]))
-    src, dst = both // n_nodes, both % n_nodes
+    if n_nodes <= 2**16:   # sorted by (lo, hi): two stable radix sorts of 16-bit node numbers are quicker
+        o = np.argsort(hi.astype(np.uint16), kind="stable")
+        o = o[np.argsort(lo[o].astype(np.uint16), kind="stable")]
+        key = lo[o] * n_nodes + hi[o]
+    else:
+        key = np.sort(lo * n_nodes + hi)
+    key = key[np.r_[True, key[1:] != key[:-1]]] if len(key) else key   # a pair of nodes is joined by one link
+    lo, hi = key // n_nodes, key % n_nodes              # sorted by (lo, hi)
+    # CSR rows with sorted neighbours: node v's row is its lower neighbours (the links (u, v), u < v,
+    # in order of u) then its higher ones (the links (v, w) in order of w, as sorted already)
+    n_lower, n_higher = np.bincount(hi, minlength=n_nodes), np.bincount(lo, minlength=n_nodes)
     indptr = np.zeros(n_nodes + 1, dtype=np.int64)
-    indptr[1:] = np.cumsum(np.bincount(src, minlength=n_nodes))
+    indptr[1:] = np.cumsum(n_lower + n_higher)
+    by_hi = np.argsort(hi.astype(np.uint16) if n_nodes <= 2**16 else hi, kind="stable")   # keeps u in order
+    dst = np.empty(2 * len(key), dtype=np.int64)
+    first_hi = np.cumsum(n_lower) - n_lower                 # first link of each node in by_hi order
+    hs = hi[by_hi]
+    dst[indptr[hs] + np.arange(len(key)) - first_hi[hs]] = lo[by_hi]
+    first_lo = np.cumsum(n_higher) - n_higher
+    dst[indptr[lo] + n_lower[lo] + np.arange(len(key)) - first_lo[lo]] = hi
     return Topology(name, kind, n_endpoints, n_nodes, indptr, dst, **kw)

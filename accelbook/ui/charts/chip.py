@@ -238,15 +238,30 @@ def _template_trace() -> dict:
 
 
 def trace_chart(trace: pd.DataFrame, pes: int, max_points: int = 600, title: str = "") -> Figure:
-    """The simulator's per-cycle trace (binned to ``max_points``): busy PEs, operands in, outputs out."""
+    """The simulator's per-cycle trace (binned to ``max_points``): busy PEs, operands in, outputs out.
+    A bin shows its first cycle and the mean of each column over its cycles."""
     n = len(trace)
     bins = max(1, -(-n // max_points))
-    g = trace.groupby(trace["cycle"] // bins)
-    binned = g[["busy_pes", "ifmap_in", "filter_in", "ofmap_out"]].mean().assign(cycle=g["cycle"].first())
-    flow = binned.melt(id_vars="cycle", value_vars=["ifmap_in", "filter_in", "ofmap_out"],
-                       var_name="stream", value_name="per_cycle")
-    flow["stream"] = flow["stream"].map({"ifmap_in": "A in", "filter_in": "B in", "ofmap_out": "C out"})
-    return Figure.from_template(_template_trace(), title=title, trace=binned[["cycle", "busy_pes"]],
+    cycle = trace["cycle"].to_numpy()
+    keys = cycle // bins
+    order = None if np.all(keys[1:] >= keys[:-1]) else np.argsort(keys, kind="stable")   # a trace is in order
+    if order is not None:
+        keys, cycle = keys[order], cycle[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if n else np.zeros(0, dtype=int)
+    counts = np.diff(np.r_[starts, n])
+
+    def mean(col):   # group means as pandas' groupby mean gives them (float64 sums of the column over the bin)
+        v = trace[col].to_numpy()
+        v = v if order is None else v[order]
+        return np.add.reduceat(v, starts, dtype=np.float64) / counts if n else np.zeros(0)
+
+    first = cycle[starts]
+    streams = (("ifmap_in", "A in"), ("filter_in", "B in"), ("ofmap_out", "C out"))
+    flow = pd.DataFrame({"cycle": np.tile(first, len(streams)),
+                         "stream": np.repeat([label for _, label in streams], len(first)),
+                         "per_cycle": np.concatenate([mean(col) for col, _ in streams])})
+    return Figure.from_template(_template_trace(), title=title,
+                                trace=pd.DataFrame({"cycle": first, "busy_pes": mean("busy_pes")}),
                                 cap=pd.DataFrame({"pes": [pes]}), flow=flow)
 
 

@@ -63,13 +63,13 @@ def collective_chart(curve: pd.DataFrame, size_bytes: float, measured: pd.DataFr
     """Bus bandwidth against message size (algorithm chosen at each size), the chosen size marked,
     and published measurements (black diamonds, in the legend) where they exist. ``systems``: every
     system the dashboard offers, in order; each keeps the same colour whichever are shown."""
-    c = curve.assign(size_mib=curve["message_bytes"] / 2**20, busbw_gb_s=curve["busbw_bytes_per_s"] / 1e9)
+    c = pd.DataFrame({"system": curve["system"], "algorithm": curve["algorithm"], "protocol": curve["protocol"],
+                      "size_mib": curve["message_bytes"] / 2**20, "busbw_gb_s": curve["busbw_bytes_per_s"] / 1e9})
     m = measured if measured is not None else pd.DataFrame(columns=["case", "message_bytes", "busbw_gb_s"])
-    m = m.assign(size_mib=m["message_bytes"] / 2**20)
-    fig = Figure.from_template(_template_collective(not m.empty), title=title,
-                               curve=c[["system", "algorithm", "protocol", "size_mib", "busbw_gb_s"]],
+    fig = Figure.from_template(_template_collective(not m.empty), title=title, curve=c,
                                here=pd.DataFrame({"size_mib": [size_bytes / 2**20]}),
-                               measured=m[["case", "size_mib", "busbw_gb_s"]])
+                               measured=pd.DataFrame({"case": m["case"], "size_mib": m["message_bytes"] / 2**20,
+                                                      "busbw_gb_s": m["busbw_gb_s"]}))
     domain = list(systems) + [s for s in dict.fromkeys(c["system"]) if s not in systems]
     colours = [SERIES_COLOURS[i % len(SERIES_COLOURS)] for i in range(len(domain))]
     for layer in fig.spec["layer"][:2]:  # the line and its points

@@ -82,30 +82,46 @@ def _validation():
     return collectives.validation_table()
 
 
-@functools.lru_cache(maxsize=512)
+#: the message sizes (bytes) of the collectives chart's curves
+SWEEP_SIZES = np.geomspace(2**10, 2**34, 40)
+#: the systems whose size follows the "nodes / pods" slider; the others ignore it
+SCALES_OUT = ("H100 nodes, IB rails", "TPU v6e pods over DCN")
+
+
 def _system(name: str, n: int):
-    """A system of the collectives dashboard, built once per (name, nodes or pods): a 64-pod
-    multislice graph takes ~60 ms to build, a slider move must not pay that again."""
+    """A system of the collectives dashboard, built once per (name, nodes or pods), or once per name
+    for a system that does not scale out: a slider move must not pay a graph's build again."""
+    return _built_system(name, n if name in SCALES_OUT else 0)
+
+
+@functools.lru_cache(maxsize=512)
+def _built_system(name: str, n: int):
     return SYSTEMS[name](n)
+
+
+@functools.lru_cache(maxsize=8)
+def _measured_busbw(collective: str) -> pd.DataFrame:
+    """The published bus-bandwidth measurements of ``collective`` (rows of the validation table)."""
+    v = _validation()
+    return v[(v["metric"] == "busbw GB/s") & (v["collective"] == collective)]
 
 
 def collective_view(systems, collective, size_mib, bw_scale, latency_scale, scale_out=4) -> View:
     require_some(systems, "system")
     size = float(size_mib) * 2**20
     curves, lines = [], []
-    v = _validation()
-    v = v[(v["metric"] == "busbw GB/s") & (v["collective"] == collective)]
+    v = _measured_busbw(collective)
     shown = np.zeros(len(v), dtype=bool)
     for name in systems:
         base = _system(name, int(scale_out))
         shown |= ((v["system"] == base.name) & (v["nvls"] == base.in_network_reduction)).to_numpy()
         t = base.scaled(bw_scale, latency_scale)
-        c = collectives.sweep(collective, t, np.geomspace(2**10, 2**34, 40)).assign(system=name)
-        curves.append(c)
+        curves.append(collectives.sweep(collective, t, SWEEP_SIZES))
         e = collectives.estimate(collective, size, t)
         lines.append(f"| {name} | {t.n_endpoints:,} | {e.algorithm} | {e.protocol} | {fmt_si(e.time_s, 's')} | "
                      f"{e.busbw_bytes_per_s / 1e9:,.0f} GB/s | {e.limit} |")
     curve = pd.concat(curves, ignore_index=True)
+    curve["system"] = np.repeat(list(systems), [len(c) for c in curves])
     v = v[shown]
     meas = pd.DataFrame({"case": v["case"], "message_bytes": v["message_bytes"], "busbw_gb_s": v["measured"]})
     summary = markdown_table(("system", "chips", "algorithm", "protocol", "time", "busbw", "what binds"), lines)

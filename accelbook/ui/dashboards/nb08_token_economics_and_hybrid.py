@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 from accelbook import economics
@@ -86,11 +87,12 @@ def migration_view(cost_old, cost_new, volume_m, growth, engineer_months, churn,
     m = migration.Migration(cost_old, cost_new, volume_m, growth / 100, engineer_months=engineer_months,
                             churn_per_month=churn / 100, horizon_months=int(horizon))
     v = migration.verdict(m)
-    flows = []
-    for label, mm in ((f"{volume_m:,.0f}M tokens/month", m), ("half the volume", replace(m, volume_m_tokens_per_month=volume_m / 2)),
-                      ("twice the volume", replace(m, volume_m_tokens_per_month=volume_m * 2))):
-        flows.append(migration.cash_flow(mm).assign(case=label))
-    flow = pd.concat(flows, ignore_index=True)
+    cases = {f"{volume_m:,.0f}M tokens/month": m, "half the volume": replace(m, volume_m_tokens_per_month=volume_m / 2),
+             "twice the volume": replace(m, volume_m_tokens_per_month=volume_m * 2)}
+    flows = [migration.cash_flow(mm) for mm in cases.values()]
+    flow = pd.DataFrame({"case": np.repeat(list(cases), [len(f) for f in flows]),
+                         "month": np.concatenate([f["month"].to_numpy() for f in flows]),
+                         "cumulative_usd": np.concatenate([f["cumulative_usd"].to_numpy() for f in flows])})
     fig = charts.payback_chart(flow, title="expected cumulative net of the migration")
     be = v["break_even_m_tokens_per_month"]
     summary = (f"**Verdict: {v['verdict']}.** Stable workload: {'yes' if v['stable'] else 'no'}; cheaper per token: "
@@ -120,12 +122,15 @@ def migration_spec() -> DashboardSpec:
 
 @functools.lru_cache(maxsize=16)
 def _fleet_case(target: float, scale: float):
+    """The example fleet, its rates, and the rates as a table (workload × pool) for people to read."""
     ws, ps = fleet.example_fleet(target, scale)
-    return ws, ps, fleet.default_rates(ws, ps)
+    rates = fleet.default_rates(ws, ps)
+    table = rates.pivot(index="workload", columns="pool", values="tokens_per_s_per_chip").round(0).reset_index()
+    return ws, ps, rates, table
 
 
 def fleet_view(interactive_target, demand_scale, tpu_price, lpu_price) -> View:
-    ws, ps, rates = _fleet_case(float(interactive_target), float(demand_scale))
+    ws, ps, rates, table = _fleet_case(float(interactive_target), float(demand_scale))
     ps = [replace(p, usd_per_chip_hour=tpu_price) if p.name.startswith("TPU") else
           replace(p, usd_per_chip_hour=lpu_price) if p.name.startswith("LPU") else p for p in ps]
     rows, lines = [], []
@@ -134,9 +139,9 @@ def fleet_view(interactive_target, demand_scale, tpu_price, lpu_price) -> View:
         pl = fleet.place(ws, ps, rates, allowed)
         lines.append(f"| {name} | {'—' if not pl.feasible else f'{pl.usd_per_month:,.0f}'} | {pl.message} |")
         if pl.feasible:
-            for w in ws:
-                for p in ps:
-                    h = pl.hours.loc[w.name, p.name]
+            hours = pl.hours.to_numpy()            # rows: ws, columns: ps, in order
+            for w, row in zip(ws, hours):
+                for p, h in zip(ps, row):
                     if h > 0:
                         rows.append({"strategy": name, "workload": w.name, "pool": p.name,
                                      "usd_per_month": h * p.usd_per_chip_hour})
@@ -144,7 +149,6 @@ def fleet_view(interactive_target, demand_scale, tpu_price, lpu_price) -> View:
         raise ValueError("no strategy can serve this demand with these pools")
     df = pd.DataFrame(rows)
     fig = charts.fleet_chart(df, title=f"monthly cost by strategy (interactive target {interactive_target:,.0f} tokens/s per user)")
-    table = rates.pivot(index="workload", columns="pool", values="tokens_per_s_per_chip").round(0).reset_index()
     return View(df, fig, markdown_table(("strategy", "USD per month", "note"), lines)
                 + "\n\nRates (tokens/s per chip) come from the training and inference "
                 "models; 0 means the pool cannot run the workload or meet its latency target.", table=table)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 import pandas as pd
 
 from accelbook.chip import design as chipdesign
@@ -19,24 +20,29 @@ def _design_case(area_mm2, power_w, decode_batch, context_len, shards, grid):
     tr = chipdesign.TrainingWorkload(shards=int(shards))
     de = chipdesign.DecodeWorkload(batch_size=int(decode_batch), context_len=int(context_len))
     df = chipdesign.sweep([tr, de], area_mm2=area_mm2, power_w=power_w, grid_mm2=grid)
-    cmp_ = chipdesign.compare_8t_8i(tr, de, area_mm2=area_mm2, power_w=power_w, grid_mm2=grid)
-    return df, cmp_
+    return df, chipdesign.compare_in_sweep(df)
 
 
 def _share_of_best(df: pd.DataFrame) -> pd.DataFrame:
     """For each workload and each (matrix area, HBM stacks) cell, the best split's throughput as a share
-    of the workload's best anywhere."""
-    cells = []
+    of the workload's best (the first best row of a cell, cells in ascending order, as a groupby's idxmax)."""
+    M, N = df["matrix_mm2"].to_numpy(), df["n_hbm_stacks"].to_numpy()
+    cols: dict[str, list] = {k: [] for k in ("workload", "matrix_mm2", "n_hbm_stacks", "sram_mb",
+                                             "tokens_per_s_per_chip", "share_of_best", "limit")}
     for w in ("training", "decode"):
-        col = f"{w}_tokens_per_s_per_chip"
-        g = df.loc[df.groupby(["matrix_mm2", "n_hbm_stacks"])[col].idxmax()]
-        top = df[col].max()
+        v = df[f"{w}_tokens_per_s_per_chip"].to_numpy()
+        top = np.nanmax(v) if len(v) else np.nan
         if not top > 0:
             raise ValueError(f"no split can run the {w} workload (memory capacity too small); raise the area or power")
-        cells.append(pd.DataFrame({"workload": w, "matrix_mm2": g["matrix_mm2"], "n_hbm_stacks": g["n_hbm_stacks"],
-                                   "sram_mb": g["sram_bytes"] / 1e6, "tokens_per_s_per_chip": g[col],
-                                   "share_of_best": g[col] / top, "limit": g[f"{w}_limit"]}))
-    return pd.concat(cells, ignore_index=True)
+        order = np.lexsort((np.arange(len(v)), -v, N, M))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = (M[order][1:] != M[order][:-1]) | (N[order][1:] != N[order][:-1])
+        rows = order[first]
+        for k, a in (("workload", np.full(len(rows), w, dtype=object)), ("matrix_mm2", M[rows]), ("n_hbm_stacks", N[rows]),
+                     ("sram_mb", df["sram_bytes"].to_numpy()[rows] / 1e6), ("tokens_per_s_per_chip", v[rows]),
+                     ("share_of_best", v[rows] / top), ("limit", df[f"{w}_limit"].to_numpy()[rows])):
+            cols[k].append(a)
+    return pd.DataFrame({k: np.concatenate(a) for k, a in cols.items()})
 
 
 def _published_tpu8() -> str:
