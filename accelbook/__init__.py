@@ -27,6 +27,14 @@ and ``accelbook.show`` are the modules and function of those sub-packages.
 """
 
 import importlib
+import os
+
+# The parallel Numba kernels (MoE routing, network paths) run on OpenMP, whose idle threads spin by
+# default: on a laptop or a 2-core machine also running JupyterLab and a browser, a spinning thread holds
+# the core another one waits for, and a 60 ms routing step took 800 ms (benchmarks/bench_dashboards.py
+# under load). Idle threads that sleep cost a few microseconds a launch. Set before Numba first starts
+# its threads; a value the user set is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from .specs.chips import Chip, chips, disagreements, get_chip, load_chips, provenance_table
 from .specs.hf_config import from_hf_config
