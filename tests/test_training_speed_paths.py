@@ -118,3 +118,55 @@ def test_run_estimate_is_the_search_it_caches():
     fresh = training.search(model, chip, e["n_chips"], e["global_batch_sequences"] * s, s, top=1, **settings,
                             **pinned).attrs["best"]
     assert est == fresh
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_step_floor_never_exceeds_a_rows_step(case):
+    """The branch and bound's floor (rows.step_floor, plain Python here) is below every row's step."""
+    from accelbook.training import rows
+    from accelbook.training.slots import N_RESULTS
+
+    _, _, _, n, B, s, flash, seqpar, _, _ = case
+    _, _, mv, cv, space, usable, opt = _vectors(case)
+    cfg, res = kernel.evaluate_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt)
+    terms, floor, finish = rows.layout_terms.py_func, rows.step_floor.py_func, rows.finish_row.py_func
+    g, d, out = np.empty(rows.G_NVEC), np.empty(rows.N_DP_PASSES), np.empty(N_RESULTS)
+    for i in np.random.default_rng(1).choice(len(cfg), 300, replace=False):
+        tp, cp, pp, vp, dp, ep, mb, zero, rec, gs, sc = cfg[i]
+        zero, rec, gs, sc = int(zero), int(rec), int(gs), int(sc)
+        terms(mv, cv, float(B), float(s), tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g)
+        rows.dp_passes.py_func(cv, g, tp, cp, dp, ep, zero, sc, d)
+        finish(mv, cv, g, d, float(B), float(s), tp, cp, pp, vp, dp, ep, zero, rec, gs, sc, flash, usable, opt, out)
+        assert out[R_STEP_TIME_S] == res[i, R_STEP_TIME_S]
+        t_opt = rows.optimizer_time.py_func(cv, g, cp, dp, ep, zero, sc)
+        assert floor(mv, cv, g, tp, cp, pp, vp, sc, opt, 0.0, 0.0) <= out[R_STEP_TIME_S]
+        assert floor(mv, cv, g, tp, cp, pp, vp, sc, opt, d[2] + d[3], t_opt) <= out[R_STEP_TIME_S]
+
+
+@pytest.mark.parametrize("top", [1, 3, 12])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_rank_layouts_keeps_every_contender(case, top):
+    """rank_layouts skips layouts that cannot rank: its candidates hold every contender of the full
+    evaluation with the same keys, the counts are the full ones, and the ranking is the same."""
+    _, _, _, n, B, s, flash, seqpar, _, _ = case
+    _, _, mv, cv, space, usable, opt = _vectors(case)
+    cfg, res = kernel.evaluate_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt)
+    fits = res[:, R_FITS] > 0.5
+    full = layouts._contenders(np.flatnonzero(fits), res[:, R_STEP_TIME_S], top)
+    for count_fit in (True, False):
+        ccfg, key, k, n_fit, _ = kernel.rank_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt, top, count_fit)
+        assert k == len(cfg)
+        assert n_fit == int(fits.sum()) if count_fit else n_fit > 0
+        mine = layouts._contenders(np.arange(len(ccfg)), key[:, 0], top)
+        assert np.array_equal(ccfg[mine], cfg[full])
+        assert np.array_equal(key[mine], res[full][:, [R_STEP_TIME_S, R_FITS, R_MEMORY_PER_CHIP_BYTES]])
+        assert len(ccfg) < len(cfg)     # something was skipped
+
+
+def test_rank_layouts_reports_the_smallest_when_none_fits():
+    msg = "smallest needs"
+    with pytest.raises(ValueError, match=msg) as fast:
+        training.search("llama-3.1-405b", "h100", 8, 2**16, 8192, top=3)
+    with pytest.raises(ValueError, match=msg) as slow:
+        training.search("llama-3.1-405b", "h100", 8, 2**16, 8192, top=None)
+    assert str(fast.value) == str(slow.value)

@@ -16,11 +16,13 @@ passes (forward + backward: ×3 for GEMMs and elementwise, ×3.5 attention FLOPs
 so that the components sum to the step time.
 
 ``_enumerate`` lists the valid layouts and ``_search_kernel`` evaluates them a group at a time: the
-rows of one (tp, cp, pp, dp, ep, microbatch, vp) share that layout's terms (:func:`_layout_terms`) and,
+rows of one (tp, cp, pp, dp, ep, microbatch, vp) share that layout's terms (:func:`~.rows.layout_terms`) and,
 per ZeRO stage and schedule, its data-parallel passes, so only what ZeRO, gradient sync, schedule and
-recomputation change is computed per row (:func:`_finish`), by the same functions as for one layout.
-Call them through :func:`evaluate_layout` and :func:`evaluate_layouts`, which take checked inputs and
-return arrays.
+recomputation change is computed per row (:func:`~.rows.finish_row`), by the same functions as for one layout.
+A search that wants only the fastest few (``_rank_kernel``) walks the groups fastest first by a lower
+bound on their step time (:func:`~.rows.step_floor`) and skips what cannot rank. Call them through
+:func:`evaluate_layout`, :func:`evaluate_layouts` and :func:`rank_layouts`, which take checked inputs
+and return arrays.
 
 The formula helpers are ``@njit(inline="always")``: Numba inlines them into ``_evaluate`` and the
 search kernel, each compiled to one function as when ``_evaluate`` was written as one (called separately, each helper that
@@ -34,39 +36,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .communication import (
-    context_parallel_pass,
-    context_parallel_time,
-    data_parallel_collectives,
-    data_parallel_times,
-    expert_all_to_all_time,
-    pipeline_send_time,
-    tensor_parallel_pass,
-    tensor_parallel_time,
+from .pipeline import schedule_valid
+from .rows import (
+    G_M,
+    G_NVEC,
+    N_DP_PASSES,
+    dp_passes,
+    finish_row,
+    layout_terms,
+    memory_slots,
+    optimizer_time,
+    step_floor,
 )
-from .compute import (
-    imbalance_time,
-    kv_heads_per_chip,
-    layer_pass_times,
-    lm_head_time,
-    moe_permute_time,
-    recompute_time,
-)
-from .memory import (
-    activation_bytes,
-    activation_bytes_per_token,
-    logits_bytes,
-    memory_per_chip,
-    model_state_bytes,
-    optimizer_params,
-    optimizer_step_bytes,
-    stage_params,
-)
-from .pipeline import bubble_time, microbatch_time, microbatches_in_flight, schedule_valid, stage_layers
 from .slots import (
-    C_HBMBW,
-    C_OVL,
-    C_PEAK,
     CFG_CP,
     CFG_DP,
     CFG_EP,
@@ -80,102 +62,13 @@ from .slots import (
     CFG_ZERO,
     CONFIG_FIELDS,
     M_E,
-    M_FLOP_CAUSAL,
     M_H,
     M_L,
     N_RESULTS,
-    O_CP_ALLGATHER,
-    O_TP_OVERLAP,
     R_FITS,
-    R_HFU,
-    R_MEM_ACTIVATIONS_BYTES,
-    R_MEM_GRADS_BYTES,
-    R_MEM_LOGITS_BYTES,
-    R_MEM_OPTIMIZER_BYTES,
-    R_MEM_WEIGHTS_BYTES,
     R_MEMORY_PER_CHIP_BYTES,
-    R_MFU,
-    R_N_MICROBATCHES,
     R_STEP_TIME_S,
-    R_T_ATTENTION_S,
-    R_T_BUBBLE_S,
-    R_T_CP_COMM_S,
-    R_T_DP_BUCKET_S,
-    R_T_DP_COMM_S,
-    R_T_DP_TOTAL_S,
-    R_T_ELEMENTWISE_S,
-    R_T_EP_COMM_S,
-    R_T_GEMM_S,
-    R_T_IMBALANCE_S,
-    R_T_LM_HEAD_S,
-    R_T_OPTIMIZER_S,
-    R_T_OVERLAP_S,
-    R_T_PERMUTE_S,
-    R_T_PP_COMM_S,
-    R_T_RECOMPUTE_S,
-    R_T_STAGE_IMBALANCE_S,
-    R_T_TP_COMM_S,
-    R_TOKENS_PER_S_PER_CHIP,
 )
-
-#: the layout terms (``G_*`` slots, :func:`_layout_terms`): what a layout's step shares between the rows of a
-#: search that differ only in ZeRO stage, gradient sync, pipeline schedule and recomputation
-(G_T, G_SP, G_M, G_LST, G_LLAST, G_KV, G_TG, G_TA, G_TAMEM, G_TE, G_TFWD, G_TBWD, G_TROUTED, G_DFF, G_THEAD,
- G_TP_PASS, G_CP_PASS, G_TEP, G_PERM, G_IMB, G_TPP, G_PNE, G_PE, G_NVEC) = range(24)
-#: the data-parallel passes (:func:`~.communication.data_parallel_collectives`), one set per ZeRO stage and schedule
-N_DP_PASSES = 4
-
-
-@njit(cache=True, inline="always")
-def _layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g):
-    """Fill ``g`` (``G_*`` slots) with the terms of a layout that do not depend on its ZeRO stage,
-    gradient sync, schedule or recomputation: the microbatch's tokens ``T``, sequence-parallel split,
-    microbatches ``m``, stage layers, K/V heads per chip, one layer's forward and backward times
-    (:func:`~.compute.layer_pass_times`), the LM head, one tensor- and one context-parallel pass, the
-    expert all-to-all, MoE permutation and imbalance (forward), the pipeline sends and the parameters of
-    the busiest stage. Arguments as :func:`_evaluate`'s."""
-    L = mv[M_L]
-    T = mb * s / cp                           # tokens of a microbatch on one chip
-    sp = tp if seqpar else 1.0                # sequence parallelism splits norms/residuals by tp
-    Lst, L_last = stage_layers(L, pp)
-    kv_loc = kv_heads_per_chip(mv, tp)
-    t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_routed, dff_eff = layer_pass_times(mv, c, T, s, tp, cp, ep, mb, sp,
-                                                                               kv_loc, flash)
-    g[G_T], g[G_SP], g[G_M], g[G_LST], g[G_LLAST], g[G_KV] = T, sp, B / (dp * mb), Lst, L_last, kv_loc
-    g[G_TG], g[G_TA], g[G_TAMEM], g[G_TE], g[G_TFWD], g[G_TBWD] = t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd
-    g[G_TROUTED], g[G_DFF] = t_routed, dff_eff
-    g[G_THEAD] = lm_head_time(mv, c, T, tp)
-    g[G_TP_PASS] = tensor_parallel_pass(mv, c, T, tp)
-    g[G_CP_PASS] = context_parallel_pass(mv, c, T, tp, cp, kv_loc)
-    g[G_TEP] = expert_all_to_all_time(mv, c, T, tp, cp, ep)
-    g[G_PERM] = moe_permute_time(mv, c, T)
-    g[G_IMB] = imbalance_time(mv, ep, t_routed)
-    g[G_TPP] = pipeline_send_time(mv, c, T, tp, cp, dp, pp, vp, sp)
-    g[G_PNE], g[G_PE] = stage_params(mv, L, Lst, L_last, pp, tp, ep)
-
-
-@njit(cache=True, inline="always")
-def _held_params(g, sched):
-    """(non-expert, expert) parameters a chip of the busiest stage holds before ZeRO: the stage's
-    (``G_PNE``, ``G_PE``); DualPipe (``sched`` 2) holds two stages' parameters, one per direction."""
-    if sched == 2:
-        return 2.0 * g[G_PNE], 2.0 * g[G_PE]
-    return g[G_PNE], g[G_PE]
-
-
-@njit(cache=True, inline="always")
-def _dp_groups(dp, cp, ep):
-    """(ranks holding the same non-expert weights, ranks holding the same experts)."""
-    return dp * cp, dp * cp / ep
-
-
-@njit(cache=True, inline="always")
-def _dp_passes(c, g, tp, cp, dp, ep, zero, sched, d):
-    """Fill ``d`` with the data-parallel passes (t_rs, t_ag, t_bk_rs, t_bk_ag) of a layout whose terms
-    are ``g`` at ZeRO stage ``zero`` and schedule ``sched`` (:func:`~.communication.data_parallel_collectives`)."""
-    p_ne, p_e = _held_params(g, sched)
-    g_ne, g_e = _dp_groups(dp, cp, ep)
-    d[0], d[1], d[2], d[3] = data_parallel_collectives(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero)
 
 
 @njit(cache=True)
@@ -184,106 +77,13 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, sched, 
     sequence length; ``zero`` the ZeRO stage, ``rec`` the index in RECOMPUTE, ``gsync`` the index in
     GRAD_SYNC, ``sched`` in SCHEDULES; ``usable_bytes`` the HBM a chip may fill; ``opt`` the run's
     options (``O_*`` slots). Every layout argument is a float except ``zero``, ``rec``, ``gsync`` and ``sched``.
-    The layout's terms (:func:`_layout_terms`), its data-parallel passes (:func:`_dp_passes`), then the
-    step from them (:func:`_finish`): the search runs the same three, sharing the first two between rows."""
+    The layout's terms (:func:`~.rows.layout_terms`), its data-parallel passes (:func:`~.rows.dp_passes`), then the
+    step from them (:func:`~.rows.finish_row`): the search runs the same three, sharing the first two between rows."""
     g = np.empty(G_NVEC)
     d = np.empty(N_DP_PASSES)
-    _layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g)
-    _dp_passes(c, g, tp, cp, dp, ep, zero, sched, d)
-    _finish(mv, c, g, d, B, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sched, flash, usable_bytes, opt, out)
-
-
-@njit(cache=True, inline="always")
-def _finish(mv, c, g, d, B, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sched, flash, usable_bytes, opt, out):
-    """Fill ``out`` (the ``R_*`` slots) for one layout from its terms ``g`` (:func:`_layout_terms`) and
-    data-parallel passes ``d`` (:func:`_dp_passes`); the other arguments as :func:`_evaluate`'s.
-
-    Length: one function on purpose. Each stage feeds the next (a layer's time sets the microbatch's,
-    which sets the bubble and the windows data parallelism hides behind) and the result slots are
-    written from the same locals; every formula lives in :mod:`.compute`, :mod:`.communication`,
-    :mod:`.pipeline` or :mod:`.memory`, and this function only puts them together."""
-    for i in range(out.shape[0]):
-        out[i] = 0.0
-    L = mv[M_L]
-    T, sp, m, Lst, L_last, kv_loc = g[G_T], g[G_SP], g[G_M], g[G_LST], g[G_LLAST], g[G_KV]
-    t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd = g[G_TG], g[G_TA], g[G_TAMEM], g[G_TE], g[G_TFWD], g[G_TBWD]
-    # ---- one layer, one microbatch: compute, then the communication it exposes
-    t_rec = recompute_time(mv, c, T, tp, sp, g[G_DFF], rec, flash, t_fwd, t_a, t_a_mem)
-    t_head = g[G_THEAD]
-    t_tp, h_tp = tensor_parallel_time(g[G_TP_PASS], tp, rec, opt[O_TP_OVERLAP])
-    t_cp, h_cp = context_parallel_time(g[G_CP_PASS], cp, t_a, rec, opt[O_CP_ALLGATHER])
-    t_ep = g[G_TEP]
-    # MoE: permutation (forward, backward, and the recomputed forward) and the busiest rank's extra GEMMs
-    n_fwd = 1.0 if rec == 2 else 0.0
-    t_perm = (2.0 + n_fwd) * g[G_PERM]
-    t_imb = (3.0 + n_fwd) * g[G_IMB]
-    h_ep = 0.0
-    if sched == 2:   # DualPipe hides the all-to-all behind the other direction's compute
-        h_ep = min(t_ep, t_fwd + t_bwd + t_rec)
-        t_ep -= h_ep
-    t_ovl_layer = c[C_OVL] * (h_tp + h_cp + h_ep)    # compute slowed by the communication hidden behind it
-    t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep + t_perm + t_imb + t_ovl_layer
-    # ---- the pipeline
-    t_pp = g[G_TPP]
-    t_ovl_pp = 0.0
-    if sched == 2:   # ... and its sends
-        t_ovl_pp = c[C_OVL] * t_pp
-        t_pp = 0.0
-    t_mb = microbatch_time(L, Lst, L_last, pp, t_layer, t_head, t_pp + t_ovl_pp)
-    t_w = Lst * t_g                                  # weight-gradient GEMMs of a microbatch on the stage
-    bubble = bubble_time(pp, vp, t_mb, Lst * (t_bwd - t_g + t_rec), t_w, sched)
-    # ---- data parallelism and the optimizer, on the parameters of the busiest stage
-    p_ne, p_e = _held_params(g, sched)
-    g_ne, g_e = _dp_groups(dp, cp, ep)
-    t_dp, t_bk, t_dp_total = data_parallel_times(d[0], d[1], d[2], d[3], zero, gsync, m, Lst * t_layer,
-                                                 Lst * (t_fwd + t_tp / 2.0), Lst * (t_bwd + t_rec + t_tp / 2.0))
-    t_ovl_dp = c[C_OVL] * max(0.0, t_dp_total - t_dp - t_bk)   # the hidden part slows what hides it
-    p_opt = optimizer_params(p_ne, p_e, g_ne, g_e, zero)
-    t_opt = optimizer_step_bytes(c) * p_opt / c[C_HBMBW]
-    step = m * t_mb + bubble + t_dp + t_bk + t_opt + t_ovl_dp
-    # ---- memory
-    mem_w, mem_g, mem_o = model_state_bytes(c, p_ne, p_e, g_ne, g_e, zero, gsync, p_opt)
-    in_flight = microbatches_in_flight(m, pp, vp, sched)
-    mem_a = activation_bytes(mv, T, Lst, sp, activation_bytes_per_token(mv, s, tp, sp, kv_loc, rec, flash),
-                             in_flight, rec)
-    mem_l = logits_bytes(mv, T, tp)
-    total = memory_per_chip(mem_w, mem_g, mem_o, mem_a, mem_l, in_flight, pp)
-    # ---- results: per-step components of the busiest stage (m·L/pp layer passes)
-    layer_passes = m * L / pp
-    tokens = B * s
-    n = tp * cp * pp * dp
-    out[R_STEP_TIME_S] = step
-    out[R_T_GEMM_S] = layer_passes * 3.0 * t_g
-    out[R_T_ATTENTION_S] = layer_passes * (3.5 * t_a + 3.0 * t_a_mem)
-    out[R_T_ELEMENTWISE_S] = layer_passes * 3.0 * t_e
-    out[R_T_RECOMPUTE_S] = layer_passes * t_rec
-    out[R_T_LM_HEAD_S] = m * t_head / pp
-    out[R_T_TP_COMM_S] = layer_passes * t_tp
-    out[R_T_CP_COMM_S] = layer_passes * t_cp
-    out[R_T_EP_COMM_S] = layer_passes * t_ep
-    out[R_T_PP_COMM_S] = m * t_pp
-    out[R_T_BUBBLE_S] = bubble
-    out[R_T_DP_COMM_S] = t_dp
-    out[R_T_DP_BUCKET_S] = t_bk
-    out[R_T_OPTIMIZER_S] = t_opt
-    out[R_T_PERMUTE_S] = layer_passes * t_perm
-    out[R_T_IMBALANCE_S] = layer_passes * t_imb
-    out[R_T_OVERLAP_S] = layer_passes * t_ovl_layer + t_ovl_dp + m * t_ovl_pp
-    # the step waits for the busiest stage (⌈L/pp⌉ layers, or the last stage's layers and the LM head);
-    # the lines above count an average stage (L/pp layers, the LM head / pp): the difference is its own line
-    out[R_T_STAGE_IMBALANCE_S] = m * max(0.0, t_mb - t_pp - t_ovl_pp - (L / pp) * t_layer - t_head / pp)
-    out[R_MEM_WEIGHTS_BYTES] = mem_w
-    out[R_MEM_GRADS_BYTES] = mem_g
-    out[R_MEM_OPTIMIZER_BYTES] = mem_o
-    out[R_MEM_ACTIVATIONS_BYTES] = mem_a
-    out[R_MEM_LOGITS_BYTES] = mem_l
-    out[R_MEMORY_PER_CHIP_BYTES] = total
-    out[R_FITS] = 1.0 if total <= usable_bytes else 0.0
-    out[R_MFU] = tokens * mv[M_FLOP_CAUSAL] / (n * c[C_PEAK] * step)
-    out[R_HFU] = out[R_MFU] * (1.0 + ((1.0 / 3.0) if rec == 2 else 0.0))   # full recomputation: 4 passes, not 3
-    out[R_TOKENS_PER_S_PER_CHIP] = tokens / step / n
-    out[R_N_MICROBATCHES] = m
-    out[R_T_DP_TOTAL_S] = t_dp_total
+    layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g)
+    dp_passes(c, g, tp, cp, dp, ep, zero, sched, d)
+    finish_row(mv, c, g, d, B, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sched, flash, usable_bytes, opt, out)
 
 
 @njit(cache=True, inline="always")
@@ -304,23 +104,44 @@ def grad_sync_valid(zero, gsync):
     return gsync == 0 or zero == 2
 
 
+@njit(cache=True, inline="always")
+def variants(zeros, gss, scheds, recs, pp, vp, m, var):
+    """Fill the rows of ``var`` with the (ZeRO stage, gradient sync, schedule, recompute) of each row of a
+    group with ``pp`` stages, ``vp`` chunks and ``m`` microbatches, in the search's order; returns how many.
+    Valid: the gradient sync for the ZeRO stage (:func:`grad_sync_valid`), the schedule for the
+    pipeline (:func:`~.pipeline.schedule_valid`)."""
+    q = 0
+    for zero in zeros:
+        for gs in gss:
+            if not grad_sync_valid(zero, gs):
+                continue
+            for sc in scheds:
+                if not schedule_valid(sc, pp, vp, m):
+                    continue
+                for rec in recs:
+                    var[q, 0], var[q, 1], var[q, 2], var[q, 3] = zero, gs, sc, rec
+                    q += 1
+    return q
+
+
 @njit(cache=True)
-def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, cfg, starts, write):
+def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, cfg, starts, grp, write):
     """Fill the rows of ``cfg`` (``CFG_*`` columns) with every valid layout; returns (how many, how many
     groups). A group is the rows of one (tp, cp, pp, dp, ep, microbatch, vp), which differ only in ZeRO
-    stage, gradient sync, schedule and recomputation: they are consecutive, group ``j`` the rows
-    ``starts[j]`` to ``starts[j + 1]`` (``starts`` holds one more entry than there are groups). With
+    stage, gradient sync, schedule and recomputation (:func:`variants`): they are consecutive, group
+    ``j`` the rows ``starts[j]`` to ``starts[j + 1]`` (``starts`` holds one more entry than there are
+    groups), its (tp, cp, pp, vp, dp, ep, microbatch) in the ``CFG_*`` columns of ``grp[j]``. With
     ``write`` false it only counts (``cfg`` may then have no rows), so the caller can size ``cfg``.
 
     Validity: tp·cp·pp·dp = n with dp among the candidates ``dps``, ep | dp and ep | experts,
     dp·mb | B, vp > 1 only with pp > 1, (B/(dp·mb)) % pp == 0 and pp·vp ≤ layers, tp | heads,
-    pp ≤ layers, s % 2cp == 0 (cp > 1), the gradient sync valid for the ZeRO stage
-    (:func:`grad_sync_valid`) and the schedule for the pipeline (:func:`~.pipeline.schedule_valid`).
+    pp ≤ layers, s % 2cp == 0 (cp > 1), and :func:`variants`' rules.
     """
     k = 0
     n_groups = 0
     starts[0] = 0
     L = mv[M_L]
+    var = np.empty((zeros.size * gss.size * scheds.size * recs.size, 4), dtype=np.int64)
     for tp in tps:
         if mv[M_H] % tp != 0:
             continue
@@ -349,29 +170,18 @@ def _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss,
                             if k > starts[n_groups]:    # the previous group has rows: open a new one
                                 n_groups += 1
                             starts[n_groups] = k
-                            for zero in zeros:
-                                for gs in gss:
-                                    if not grad_sync_valid(zero, gs):
-                                        continue
-                                    for sc in scheds:
-                                        if not schedule_valid(sc, pp, vp, m):
-                                            continue
-                                        for rec in recs:
-                                            if not write:
-                                                k += 1
-                                                continue
-                                            cfg[k, CFG_TP] = tp
-                                            cfg[k, CFG_CP] = cp
-                                            cfg[k, CFG_PP] = pp
-                                            cfg[k, CFG_VP] = vp
-                                            cfg[k, CFG_DP] = dp
-                                            cfg[k, CFG_EP] = ep
-                                            cfg[k, CFG_MB] = mb
-                                            cfg[k, CFG_ZERO] = zero
-                                            cfg[k, CFG_REC] = rec
-                                            cfg[k, CFG_GSYNC] = gs
-                                            cfg[k, CFG_SCHED] = sc
-                                            k += 1
+                            grp[n_groups, CFG_TP], grp[n_groups, CFG_CP], grp[n_groups, CFG_PP] = tp, cp, pp
+                            grp[n_groups, CFG_VP], grp[n_groups, CFG_DP], grp[n_groups, CFG_EP] = vp, dp, ep
+                            grp[n_groups, CFG_MB] = mb
+                            nv = variants(zeros, gss, scheds, recs, pp, vp, m, var)
+                            if write:
+                                for q in range(nv):
+                                    cfg[k + q, CFG_TP], cfg[k + q, CFG_CP], cfg[k + q, CFG_PP] = tp, cp, pp
+                                    cfg[k + q, CFG_VP], cfg[k + q, CFG_DP], cfg[k + q, CFG_EP] = vp, dp, ep
+                                    cfg[k + q, CFG_MB] = mb
+                                    cfg[k + q, CFG_ZERO], cfg[k + q, CFG_GSYNC] = var[q, 0], var[q, 1]
+                                    cfg[k + q, CFG_SCHED], cfg[k + q, CFG_REC] = var[q, 2], var[q, 3]
+                            k += nv
     if k > starts[n_groups]:
         n_groups += 1
     starts[n_groups] = k
@@ -387,12 +197,12 @@ def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, rec
     need not hold all of them for every layout.
 
     Each row gets what :func:`_evaluate` computes, from the same three steps: the group's terms
-    (:func:`_layout_terms`) once per group, the data-parallel passes (:func:`_dp_passes`) once per ZeRO
-    stage and schedule in the group, then :func:`_finish` per row. One thread: sharing the group's
+    (:func:`~.rows.layout_terms`) once per group, the data-parallel passes (:func:`~.rows.dp_passes`) once per ZeRO
+    stage and schedule in the group, then :func:`~.rows.finish_row` per row. One thread: sharing the group's
     terms makes a row cost about 50 ns, and on a 2-core machine a parallel loop waited for its second
     thread longer than it saved (2 to 30 ms a search when other work held a core, against 3 ms steady)."""
     k, n_groups = _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, cfg, starts,
-                             True)
+                             np.empty((starts.size, len(CONFIG_FIELDS))), True)
     n_sched = max(1, int(scheds.max()) + 1) if scheds.size else 1
     n_var = (int(zeros.max()) + 1) * n_sched if zeros.size else 1
     g = np.empty(G_NVEC)
@@ -404,18 +214,116 @@ def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, rec
         done[:] = False
         tp, cp, pp, vp, dp, ep = cfg[i0, CFG_TP], cfg[i0, CFG_CP], cfg[i0, CFG_PP], cfg[i0, CFG_VP], cfg[i0, CFG_DP], \
             cfg[i0, CFG_EP]
-        _layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, cfg[i0, CFG_MB], flash, seqpar, g)
+        layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, cfg[i0, CFG_MB], flash, seqpar, g)
         for i in range(i0, starts[j + 1]):
             zero, sched = int(cfg[i, CFG_ZERO]), int(cfg[i, CFG_SCHED])
             v = zero * n_sched + sched
             if not done[v]:
-                _dp_passes(c, g, tp, cp, dp, ep, zero, sched, d[v])
+                dp_passes(c, g, tp, cp, dp, ep, zero, sched, d[v])
                 done[v] = True
-            _finish(mv, c, g, d[v], B, s, tp, cp, pp, vp, dp, ep, zero, int(cfg[i, CFG_REC]), int(cfg[i, CFG_GSYNC]),
+            finish_row(mv, c, g, d[v], B, s, tp, cp, pp, vp, dp, ep, zero, int(cfg[i, CFG_REC]), int(cfg[i, CFG_GSYNC]),
                     sched, flash, usable_bytes, opt, row)
             for q in range(cols.shape[0]):
                 res[i, q] = row[cols[q]]
     return k
+
+
+#: a row is skipped when its :func:`~.rows.step_floor` exceeds the rank's threshold by this factor (the floor is
+#: exact; the margin only guards against a compiler reordering a sum)
+FLOOR_MARGIN = 1.0 + 1e-9
+
+
+@njit(cache=True)
+def _rank_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds, flash, seqpar,
+                 usable_bytes, opt, top, count_fit, starts, grp, cand_cfg, cand_key, cand_id, low_cfg, stats):
+    """Enumerate every valid layout (:func:`_enumerate`, groups only) and keep the fitting rows that may rank
+    in the first ``top`` by step time: ``cand_cfg`` (``CFG_*``), ``cand_key`` (step, fits, memory per chip)
+    and ``cand_id`` (the row's place in the enumeration) for the first ``stats[2]`` rows, in no order.
+    ``stats``: rows, rows that fit (with ``count_fit``; else only 0 when none fits), candidates, the
+    row with the least memory (meaningful when none fits) whose config is ``low_cfg`` and memory ``stats[4]``.
+
+    Branch and bound: each group's :func:`~.rows.step_floor` (least over its schedules) orders the
+    groups, fastest first; the threshold is the ``top``-th smallest step of the fitting rows seen so far.
+    A group, or a row (its floor with its last bucket and optimizer step), whose floor exceeds the
+    threshold cannot rank, and is skipped (with ``count_fit``, only its memory is evaluated, to count
+    it); once a group's floor exceeds it, so do every later group's. A row that is evaluated gets
+    what :func:`_search_kernel` gives it.
+
+    Length: one function on purpose: the groups' floors, the walk in their order, the threshold and the
+    candidates share their locals; the formulas are :mod:`.rows`'."""
+    k, n_groups = _enumerate(mv, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs, gss, scheds,
+                             np.empty((0, cand_cfg.shape[1])), starts, grp, False)
+    terms = np.empty((n_groups, G_NVEC))
+    floor = np.empty(n_groups)
+    for j in range(n_groups):
+        g = terms[j]
+        tp, cp, pp, vp = grp[j, CFG_TP], grp[j, CFG_CP], grp[j, CFG_PP], grp[j, CFG_VP]
+        layout_terms(mv, c, B, s, tp, cp, pp, vp, grp[j, CFG_DP], grp[j, CFG_EP], grp[j, CFG_MB], flash, seqpar, g)
+        floor[j] = np.inf
+        for sc in scheds:
+            if schedule_valid(sc, pp, vp, g[G_M]):
+                floor[j] = min(floor[j], step_floor(mv, c, g, tp, cp, pp, vp, sc, opt, 0.0, 0.0))
+    n_sched = max(1, int(scheds.max()) + 1) if scheds.size else 1
+    n_var = (int(zeros.max()) + 1) * n_sched if zeros.size else 1
+    d = np.empty((n_var, N_DP_PASSES))
+    done = np.zeros(n_var, dtype=np.bool_)
+    var = np.empty((zeros.size * gss.size * scheds.size * recs.size, 4), dtype=np.int64)
+    row = np.empty(N_RESULTS)
+    best = np.full(top, np.inf)     # the smallest steps of the fitting rows so far, ascending
+    n_fit, n_cand, low, low_id, v = 0, 0, np.inf, -1, 0
+    for j in np.argsort(floor):
+        skip = floor[j] > best[top - 1] * FLOOR_MARGIN
+        if skip and not count_fit:
+            break
+        g = terms[j]
+        tp, cp, pp, vp, dp, ep = grp[j, CFG_TP], grp[j, CFG_CP], grp[j, CFG_PP], grp[j, CFG_VP], grp[j, CFG_DP], \
+            grp[j, CFG_EP]
+        nv = variants(zeros, gss, scheds, recs, pp, vp, g[G_M], var)
+        done[:] = False
+        for q in range(nv):
+            zero, gs, sc, rec = var[q, 0], var[q, 1], var[q, 2], var[q, 3]
+            full = not skip
+            if full:
+                v = zero * n_sched + sc
+                if not done[v]:
+                    dp_passes(c, g, tp, cp, dp, ep, zero, sc, d[v])
+                    done[v] = True
+                t_opt = optimizer_time(c, g, cp, dp, ep, zero, sc)
+                full = not (step_floor(mv, c, g, tp, cp, pp, vp, sc, opt, d[v, 2] + d[v, 3], t_opt)
+                            > best[top - 1] * FLOOR_MARGIN)
+            if full:
+                finish_row(mv, c, g, d[v], B, s, tp, cp, pp, vp, dp, ep, zero, rec, gs, sc, flash, usable_bytes, opt,
+                           row)
+            elif count_fit:
+                memory_slots(mv, c, g, s, tp, cp, pp, vp, dp, ep, zero, rec, gs, sc, flash, usable_bytes, row)
+            else:
+                continue
+            i = starts[j] + q
+            mem = row[R_MEMORY_PER_CHIP_BYTES]
+            if mem < low or (mem == low and i < low_id):
+                low, low_id = mem, i
+                low_cfg[:] = grp[j]
+                low_cfg[CFG_ZERO], low_cfg[CFG_GSYNC], low_cfg[CFG_SCHED], low_cfg[CFG_REC] = zero, gs, sc, rec
+            if row[R_FITS] <= 0.5:
+                continue
+            n_fit += 1
+            step = row[R_STEP_TIME_S]
+            if not full or step > best[top - 1]:
+                continue
+            cand_cfg[n_cand] = grp[j]
+            cand_cfg[n_cand, CFG_ZERO], cand_cfg[n_cand, CFG_GSYNC] = zero, gs
+            cand_cfg[n_cand, CFG_SCHED], cand_cfg[n_cand, CFG_REC] = sc, rec
+            cand_key[n_cand, 0], cand_key[n_cand, 1], cand_key[n_cand, 2] = step, 1.0, mem
+            cand_id[n_cand] = i
+            n_cand += 1
+            p = top - 1          # insert the step into the ascending list (a NaN step stays out)
+            if step < best[p]:
+                while p > 0 and best[p - 1] > step:
+                    best[p] = best[p - 1]
+                    p -= 1
+                best[p] = step
+    stats[0], stats[1], stats[2], stats[3], stats[4] = k, n_fit, n_cand, low_id, low
+    return n_cand
 
 
 @njit(cache=True)
@@ -462,7 +370,8 @@ def evaluate_layouts(mv: np.ndarray, cv: np.ndarray, n: int, B: int, s: int, spa
     starts = np.zeros(int(np.prod([len(space[k]) for k in ("tp", "cp", "pp", "vp", "ep", "microbatch")])) + 1,
                       dtype=np.int64)
     # count first, then fill arrays of exactly that many rows (every row is written: no zeroing needed)
-    k, _ = _enumerate(mv, float(n), float(B), float(s), *lists, np.empty((0, len(CONFIG_FIELDS))), starts, False)
+    k, _ = _enumerate(mv, float(n), float(B), float(s), *lists, np.empty((0, len(CONFIG_FIELDS))), starts,
+                      np.empty((len(starts), len(CONFIG_FIELDS))), False)
     cols = np.arange(N_RESULTS, dtype=np.int64) if fields is None else np.array(fields, dtype=np.int64)
     if cols.ndim != 1 or ((cols < 0) | (cols >= N_RESULTS)).any():
         raise ValueError(f"fields must be result slots in [0, {N_RESULTS}), got {fields!r}")
@@ -472,6 +381,33 @@ def evaluate_layouts(mv: np.ndarray, cv: np.ndarray, n: int, B: int, s: int, spa
                             np.ascontiguousarray(opt, dtype=np.float64), cfg, res, starts, cols)
     assert filled == k
     return cfg, res
+
+
+def rank_layouts(mv: np.ndarray, cv: np.ndarray, n: int, B: int, s: int, space: dict[str, np.ndarray], flash: bool,
+                 seqpar: bool, usable_bytes: float, opt: np.ndarray, top: int, count_fit: bool = True):
+    """The layouts that may rank in the first ``top`` (fitting, the fastest): what :func:`evaluate_layouts`
+    gives for them, without evaluating the layouts that cannot (:func:`_rank_kernel`).
+
+    Returns (config rows, key rows, rows evaluated, rows that fit, (config, memory) of the row with the
+    least memory): the config rows (``CFG_*``) and key rows (step time, fits, memory per chip) of every
+    fitting layout whose step time is no more than the ``top``-th smallest, and maybe a few slower, in
+    enumeration order. With ``count_fit`` false the count of fitting rows is only 0 when none fits;
+    the least-memory row is only meaningful when none fits (then every row was evaluated)."""
+    lists = (space["tp"], space["cp"], space["pp"], space["vp"], space["dp"], space["ep"], space["microbatch"],
+             space["zero_stage"], space["recompute"], space["grad_sync"], space["schedule"])
+    starts = np.zeros(int(np.prod([len(space[k]) for k in ("tp", "cp", "pp", "vp", "ep", "microbatch")])) + 1,
+                      dtype=np.int64)
+    # room for every row (groups × variants); pages never written cost nothing
+    n_rows = (len(starts) - 1) * int(np.prod([len(space[k]) for k in ("zero_stage", "recompute", "grad_sync",
+                                                                      "schedule")]))
+    nf = len(CONFIG_FIELDS)
+    cand_cfg, cand_key, cand_id = np.empty((n_rows, nf)), np.empty((n_rows, 3)), np.empty(n_rows, dtype=np.int64)
+    low_cfg, stats = np.zeros(nf), np.zeros(5)
+    n_cand = _rank_kernel(mv, cv, float(n), float(B), float(s), *lists, bool(flash), bool(seqpar), float(usable_bytes),
+                          np.ascontiguousarray(opt, dtype=np.float64), int(top), bool(count_fit), starts,
+                          np.empty((len(starts), nf)), cand_cfg, cand_key, cand_id, low_cfg, stats)
+    order = np.argsort(cand_id[:n_cand])
+    return cand_cfg[order], cand_key[order], int(stats[0]), int(stats[1]), (low_cfg, float(stats[4]))
 
 
 def evaluate_rows(mv: np.ndarray, cv: np.ndarray, B: int, s: int, cfg: np.ndarray, flash: bool, seqpar: bool,

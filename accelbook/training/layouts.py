@@ -12,7 +12,7 @@ from accelbook.specs.clusters import Cluster
 from accelbook.specs.models import Model
 
 from .arguments import batch_sequences, chip_count, memory_reserve_fraction, resolve, sequence_length
-from .kernel import evaluate_layouts, evaluate_rows
+from .kernel import evaluate_layouts, evaluate_rows, rank_layouts
 from .mfu import model_flops_utilisation
 from .slots import (
     CFG_PP,
@@ -34,6 +34,9 @@ from .slots import (
     options_vector,
 )
 from .step import TIME_LABELS, ZERO_STAGES, estimate
+
+#: the largest ``top`` ranked by :func:`~.kernel.rank_layouts` (a larger one evaluates every layout)
+RANK_TOP_MAX = 64
 
 
 def _pow2_upto(x: int) -> np.ndarray:
@@ -179,14 +182,16 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
 
 
 def search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision, cluster, flash_attention,
-                  sequence_parallel, memory_reserve, tp_overlap, include_unfit, fixed, cp_comm="ring", top=None):
+                  sequence_parallel, memory_reserve, tp_overlap, include_unfit, fixed, cp_comm="ring", top=None,
+                  count_fit=True):
     """The search without tables: (model, chip, cluster, n, s, config rows and result rows in ranking
     order, number evaluated, number that fit). The ranking: fits first, then step time; ties to the
     lower ZeRO stage, then the smaller memory. With ``top`` (a checked whole number) the rows are exact
-    in their first ``top`` places and may stop after them (:func:`_contenders`): the kernel then keeps
-    only the slots it ranks on, and the full rows of the contenders are evaluated after
-    (:func:`~.kernel.evaluate_rows`, the same numbers). Raises a ``ValueError`` when no layout is
-    valid, or none fits (``include_unfit`` false)."""
+    in their first ``top`` places and may stop after them (:func:`_contenders`): up to
+    :data:`RANK_TOP_MAX`, only the layouts that may rank are evaluated (:func:`~.kernel.rank_layouts`)
+    and their full rows after (:func:`~.kernel.evaluate_rows`, the same numbers); ``count_fit`` false
+    then leaves the number that fit uncounted (only 0 when none fits: :func:`best_config`). Raises a
+    ``ValueError`` when no layout is valid, or none fits (``include_unfit`` false)."""
     model, chip, cl = resolve(model, chip, cluster, precision)
     n = chip_count(n_chips)
     s = sequence_length(seq_len)
@@ -198,31 +203,56 @@ def search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision,
     cv, _ = chip_vector(chip, cl, precision, s, attention_head_dim(model))
     usable = usable_memory_bytes(chip.hbm_bytes, reserve)
     opt = options_vector(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM))
-    ranked_only = top is not None and not include_unfit
-    keys = (R_STEP_TIME_S, R_FITS, R_MEMORY_PER_CHIP_BYTES)
-    cfg, res = evaluate_layouts(mv, cv, n, B, s, sp, flash_attention, sequence_parallel, usable, opt,
-                                fields=keys if ranked_only else None)
-    step_c, fits_c, mem_c = range(len(keys)) if ranked_only else keys   # the key slots' columns in res
+    if top is not None and not include_unfit and top <= RANK_TOP_MAX:
+        return _ranked(model, chip, cl, n, s, B, mv, cv, sp, flash_attention, sequence_parallel, usable, opt, top,
+                       count_fit, fixed)
+    cfg, res = evaluate_layouts(mv, cv, n, B, s, sp, flash_attention, sequence_parallel, usable, opt)
     k = len(cfg)
+    _check_found(model, chip, n, B, s, k, fixed)
+    fits = res[:, R_FITS] > 0.5
+    n_fit = int(fits.sum())
+    if n_fit == 0 and not include_unfit:
+        i = int(np.argmin(res[:, R_MEMORY_PER_CHIP_BYTES]))
+        _none_fits(model, chip, n, B, s, cfg[i], res[i, R_MEMORY_PER_CHIP_BYTES])
+    keep = np.arange(k) if include_unfit else _contenders(np.flatnonzero(fits), res[:, R_STEP_TIME_S], top)
+    order = _ranking(keep, cfg[:, CFG_ZERO], res[:, R_STEP_TIME_S], fits, res[:, R_MEMORY_PER_CHIP_BYTES])
+    return model, chip, cl, n, s, cfg[order], res[order], k, n_fit
+
+
+def _ranked(model, chip, cl, n, s, B, mv, cv, sp, flash, seqpar, usable, opt, top, count_fit, fixed):
+    """:func:`search_arrays` for the first ``top`` (fitting) rows: only the layouts that may rank are
+    evaluated (:func:`~.kernel.rank_layouts`), their full rows after (:func:`~.kernel.evaluate_rows`)."""
+    cfg, key, k, n_fit, (low_cfg, low_mem) = rank_layouts(mv, cv, n, B, s, sp, flash, seqpar, usable, opt, top,
+                                                          count_fit)
+    _check_found(model, chip, n, B, s, k, fixed)
+    if n_fit == 0:
+        _none_fits(model, chip, n, B, s, low_cfg, low_mem)
+    keep = _contenders(np.arange(len(cfg)), key[:, 0], top)
+    order = _ranking(keep, cfg[:, CFG_ZERO], key[:, 0], key[:, 1] > 0.5, key[:, 2])
+    return model, chip, cl, n, s, cfg[order], evaluate_rows(mv, cv, B, s, cfg[order], flash, seqpar, usable, opt), \
+        k, n_fit
+
+
+def _ranking(keep: np.ndarray, zero: np.ndarray, step: np.ndarray, fits: np.ndarray, mem: np.ndarray) -> np.ndarray:
+    """The rows ``keep`` in ranking order: fits first, then step time; ties to the lower ZeRO stage, then
+    the smaller memory, then the enumeration's order."""
+    return keep[np.lexsort((mem[keep], zero[keep], step[keep], ~fits[keep]))]
+
+
+def _check_found(model, chip, n, B, s, k, fixed) -> None:
     if k == 0:
         raise ValueError(f"no valid layout of {model.name} on {n} chips with a batch of {B} × {s} tokens and "
                          f"{fixed or 'no constraints'}: check that the chip count and batch divide as the "
                          "layout needs (tp·cp·pp·dp = chips, dp·microbatch divides the batch)")
-    fits = res[:, fits_c] > 0.5
-    n_fit = int(fits.sum())
-    if n_fit == 0 and not include_unfit:
-        i = int(np.argmin(res[:, mem_c]))
-        raise ValueError(
-            f"no layout of {model.name} fits on {n} × {chip.name} ({chip.hbm_bytes / 1e9:.0f} GB) with a batch of "
-            f"{B} × {s} tokens: the smallest needs {res[i, mem_c] / 1e9:.1f} GB per chip "
-            f"(tp={int(cfg[i, CFG_TP])}, pp={int(cfg[i, CFG_PP])}, zero={int(cfg[i, CFG_ZERO])}, "
-            f"recompute={RECOMPUTE[int(cfg[i, CFG_REC])]}). More chips, or a smaller microbatch or sequence.")
-    keep = np.arange(k) if include_unfit else _contenders(np.flatnonzero(fits), res[:, step_c], top)
-    order = keep[np.lexsort((res[keep, mem_c], cfg[keep, CFG_ZERO], res[keep, step_c], ~fits[keep]))]
-    if ranked_only:
-        return model, chip, cl, n, s, cfg[order], evaluate_rows(mv, cv, B, s, cfg[order], flash_attention,
-                                                                sequence_parallel, usable, opt), k, n_fit
-    return model, chip, cl, n, s, cfg[order], res[order], k, n_fit
+
+
+def _none_fits(model, chip, n, B, s, cfg_row, mem) -> None:
+    """Raise the ``ValueError`` saying that no layout fits, with the one that needs the least memory."""
+    raise ValueError(
+        f"no layout of {model.name} fits on {n} × {chip.name} ({chip.hbm_bytes / 1e9:.0f} GB) with a batch of "
+        f"{B} × {s} tokens: the smallest needs {mem / 1e9:.1f} GB per chip "
+        f"(tp={int(cfg_row[CFG_TP])}, pp={int(cfg_row[CFG_PP])}, zero={int(cfg_row[CFG_ZERO])}, "
+        f"recompute={RECOMPUTE[int(cfg_row[CFG_REC])]}). More chips, or a smaller microbatch or sequence.")
 
 
 def _contenders(keep: np.ndarray, step: np.ndarray, top: int | None) -> np.ndarray:

@@ -209,7 +209,9 @@ def _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) -> pd
     if "efficiency" not in df:
         return pd.DataFrame(columns=["system", "n_chips", "efficiency", "efficiency_note", "mfu", "comm_share",
                                      "layout", "tokens_per_s_per_chip"])
-    return df.dropna(subset=["efficiency"]).assign(system=name)
+    missing = df["efficiency"].isna().to_numpy()
+    # dropna copies every column (a take), even when there is nothing to drop
+    return (df.dropna(subset=["efficiency"]) if missing.any() else df).assign(system=name)
 
 
 def scaling_view(model, systems, seqs_per_chip, seq_len, max_chips, bw_scale=1.0) -> View:
