@@ -170,3 +170,20 @@ def test_rank_layouts_reports_the_smallest_when_none_fits():
     with pytest.raises(ValueError, match=msg) as slow:
         training.search("llama-3.1-405b", "h100", 8, 2**16, 8192, top=None)
     assert str(fast.value) == str(slow.value)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_largest_per_system_is_the_pandas_sort_and_groupby(seed):
+    """The scaling view and chart take each system's largest point with numpy: the rows, in the order,
+    that ``sort_values("n_chips").groupby("system").tail(1)`` keeps (ties at a count included)."""
+    import pandas as pd
+
+    from accelbook.ui.charts.training import largest_per_system
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    df = pd.DataFrame({"system": rng.choice(["a", "b", "c", "d"], n), "n_chips": 2 ** rng.integers(6, 10, n)})
+    want = df.sort_values("n_chips").groupby("system").tail(1).index.to_numpy()
+    got = largest_per_system(df["system"].to_numpy(), df["n_chips"].to_numpy())
+    assert got.tolist() == want.tolist()
+

@@ -160,21 +160,26 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
     model, chip, cl, n, s, cfg, res, k, n_fit = search_arrays(
         model, chip, n_chips, global_batch_tokens, seq_len, precision, cluster, flash_attention, sequence_parallel,
         memory_reserve, tp_overlap, include_unfit, fixed, cp_comm, top=top)
-    df = _frame(cfg[:top], res[:top])
+    cols = _columns(cfg[:top], res[:top])
     # the kernel's MFU is causal attention at the run's own peak; report the one convention (mfu.py)
-    kernel_mfu = output_fields("training.search", {"kernel_mfu": df["mfu"].to_numpy()}, fractions={"kernel_mfu"})["kernel_mfu"]
-    df["mfu"] = model_flops_utilisation(df["tokens_per_s_per_chip"].to_numpy(), model, chip, s, precision)
-    df["hfu"] = df["mfu"] * np.divide(df["hfu"].to_numpy(), kernel_mfu, out=np.ones(len(df)), where=kernel_mfu > 0)
-    df["why"] = _why(df)
-    best = df.iloc[0]
-    best_est = estimate(model, chip, n, global_batch_tokens, s, tp=int(best.tp), pp=int(best.pp),
-                                cp=int(best.cp), dp=int(best.dp), ep=int(best.ep), vp=int(best.vp),
-                                microbatch=int(best.microbatch), zero_stage=int(best.zero_stage),
-                                recompute=best.recompute, grad_sync=best.grad_sync, schedule=best.schedule,
+    kernel_mfu = output_fields("training.search", {"kernel_mfu": cols["mfu"]}, fractions={"kernel_mfu"})["kernel_mfu"]
+    cols["mfu"] = model_flops_utilisation(cols["tokens_per_s_per_chip"], model, chip, s, precision)
+    cols["hfu"] = cols["mfu"] * np.divide(cols["hfu"], kernel_mfu, out=np.ones(len(kernel_mfu)), where=kernel_mfu > 0)
+    cols["why"] = _why(cols)
+    best = {k: v[0] for k, v in cols.items()}
+    best_est = estimate(model, chip, n, global_batch_tokens, s, tp=int(best["tp"]), pp=int(best["pp"]),
+                                cp=int(best["cp"]), dp=int(best["dp"]), ep=int(best["ep"]), vp=int(best["vp"]),
+                                microbatch=int(best["microbatch"]), zero_stage=int(best["zero_stage"]),
+                                recompute=best["recompute"], grad_sync=best["grad_sync"], schedule=best["schedule"],
                                 precision=precision,
                                 cluster=cl, flash_attention=flash_attention, sequence_parallel=sequence_parallel,
                                 memory_reserve=memory_reserve, tp_overlap=tp_overlap, cp_comm=cp_comm)
-    out = output_fields("training.search", df, fractions={"kernel_mfu"}) if len(df) else df
+    out = pd.DataFrame(cols)
+    numbers = {k: v for k, v in cols.items() if v.dtype.kind in "iuf"}
+    try:    # the check on the number columns; a failure is named as the table's columns are
+        output_fields("training.search", numbers, fractions={"kernel_mfu"})
+    except ValueError:
+        output_fields("training.search", out, fractions={"kernel_mfu"})
     # attrs last: pandas deep-copies them into every frame an operation makes (the checks above make many)
     out.attrs.update(n_evaluated=k, n_fit=n_fit, model=model.name, chip=chip.name, cluster=cl.name, **pins(n, fixed),
                      best=best_est)
@@ -296,32 +301,34 @@ def check_pinned(model: Model, n: int, s: int, fixed: dict) -> None:
             raise ValueError(f"{k} must divide the {n} chips; got {vals(k)}")
 
 
-def _frame(cfg: np.ndarray, res: np.ndarray) -> pd.DataFrame:
-    df = pd.DataFrame(cfg.astype(np.int64), columns=list(CONFIG_FIELDS))
-    df["recompute"] = np.array(RECOMPUTE, dtype=object)[df["recompute"].to_numpy()]
-    df["grad_sync"] = np.array(GRAD_SYNC, dtype=object)[df["grad_sync"].to_numpy()]
-    df["schedule"] = np.array(SCHEDULES, dtype=object)[df["schedule"].to_numpy()]
-    r = pd.DataFrame(res, columns=list(RESULT_FIELDS))
-    r["fits"] = r["fits"] > 0.5
-    r["n_microbatches"] = r["n_microbatches"].round().astype(np.int64)
-    return pd.concat([df, r], axis=1)
+def _columns(cfg: np.ndarray, res: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`search`'s columns: the config fields (names for recompute, grad_sync and schedule), then the
+    result fields (``fits`` as booleans, ``n_microbatches`` whole)."""
+    cols = dict(zip(CONFIG_FIELDS, cfg.astype(np.int64).T))
+    for k, names in (("recompute", RECOMPUTE), ("grad_sync", GRAD_SYNC), ("schedule", SCHEDULES)):
+        cols[k] = np.array(names, dtype=object)[cols[k]]
+    cols.update(zip(RESULT_FIELDS, res.T))
+    cols["fits"] = cols["fits"] > 0.5
+    cols["n_microbatches"] = cols["n_microbatches"].round().astype(np.int64)
+    return cols
 
 
-def _why(df: pd.DataFrame) -> np.ndarray:
-    """For each row, the component that costs it most relative to the first (best) row (vectorised)."""
-    if df.empty:
+def _why(cols: dict[str, np.ndarray]) -> np.ndarray:
+    """For each row of :func:`search`'s columns, the component that costs it most relative to the first
+    (best) row (vectorised)."""
+    if not len(cols["step_time_s"]):
         return np.array([], dtype=object)
     comps = list(TIME_LABELS)
-    vals = df[comps].to_numpy()
-    best_step = df["step_time_s"].iloc[0]
+    vals = np.column_stack([cols[k] for k in comps])
+    best_step = cols["step_time_s"][0]
     delta = (vals - vals[0]) / best_step
     worst = delta.argmax(axis=1)
-    slower = df["step_time_s"].to_numpy() / best_step - 1
+    slower = cols["step_time_s"] / best_step - 1
     names = np.array([TIME_LABELS[k] for k in comps], dtype=object)
     why = np.array([f"{sl:+.1%}: {nm} {dl:+.1%} of the best step" for sl, nm, dl in
-                    zip(slower, names[worst], delta[np.arange(len(df)), worst])], dtype=object)
-    fits = df["fits"].to_numpy()
-    mem = df["memory_per_chip_bytes"].to_numpy()
+                    zip(slower, names[worst], delta[np.arange(len(slower)), worst])], dtype=object)
+    fits = cols["fits"]
+    mem = cols["memory_per_chip_bytes"]
     why[~fits] = [f"does not fit ({x / 1e9:.0f} GB per chip)" for x in mem[~fits]]
     why[0] = "fastest that fits" if fits[0] else why[0]
     return why

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 import pandas as pd
 
 from accelbook.checks import output_fields, positive
@@ -22,6 +23,8 @@ from .step import TIME_LABELS, TrainingEstimate, to_estimate
 #: communication and the bubble)
 COMM_COMPONENTS = ("t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_comm_s", "t_bubble_s", "t_dp_comm_s",
                    "t_dp_bucket_s")
+#: the number columns of :func:`scaling`'s rows besides n_chips (NaN where a chip count has no estimate)
+_FLOAT_COLUMNS = ("tokens_per_s", "tokens_per_s_per_chip", "mfu", "comm_share", "step_time_s")
 
 
 def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: int,
@@ -88,15 +91,36 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
                      "layout": f"tp{c['tp']} cp{c['cp']} pp{c['pp']} vp{c['vp']} dp{c['dp']} ep{c['ep']} "
                                f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']}",
                      "note": "" if est.fits else est.why_not_fit()})
-    out = pd.DataFrame(rows)
-    if "tokens_per_s_per_chip" in out and out["tokens_per_s_per_chip"].notna().any():
-        first = out["tokens_per_s_per_chip"].first_valid_index()
-        ref = out.loc[first, "tokens_per_s_per_chip"]
-        out["efficiency"] = out["tokens_per_s_per_chip"] / ref
-        ref_n = out.loc[first, "n_chips"]
-        out["efficiency_note"] = [superlinear_reason(*times[ref_n], *times[n]) if e > 1.0 else ""
-                                  for n, e in zip(out["n_chips"], out["efficiency"].fillna(0.0))]
-    return output_fields("training.scaling", out, fractions={"comm_share"}, missing_ok=True)
+    cols = _columns(rows)
+    if "tokens_per_s_per_chip" in cols and not np.isnan(cols["tokens_per_s_per_chip"]).all():
+        tps = cols["tokens_per_s_per_chip"]
+        first = int(np.flatnonzero(~np.isnan(tps))[0])
+        cols["efficiency"] = eff = tps / tps[first]
+        ref_n = cols["n_chips"][first]
+        cols["efficiency_note"] = [superlinear_reason(*times[ref_n], *times[n]) if e > 1.0 else ""
+                                   for n, e in zip(cols["n_chips"], np.nan_to_num(eff, nan=0.0))]
+    numbers = {k: v for k, v in cols.items() if isinstance(v, np.ndarray) and v.dtype.kind in "iuf"}
+    try:    # the check on the number columns; a failure is named as the table's columns are (below)
+        output_fields("training.scaling", numbers, fractions={"comm_share"}, missing_ok=True)
+    except ValueError:
+        return output_fields("training.scaling", pd.DataFrame(cols), fractions={"comm_share"}, missing_ok=True)
+    return pd.DataFrame(cols)
+
+
+def _columns(rows: list[dict]) -> dict:
+    """The columns ``pd.DataFrame(rows)`` would have, in its order (each key where it first appears), as
+    arrays: numbers as float64 (int64 for n_chips), with NaN where a row lacks the key; other columns as lists."""
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    cols = {}
+    for k in keys:
+        vals = [r.get(k, np.nan) for r in rows]
+        if k == "n_chips":
+            cols[k] = np.array(vals, dtype=np.int64)
+        elif k in _FLOAT_COLUMNS:
+            cols[k] = np.array(vals, dtype=np.float64)
+        else:
+            cols[k] = vals
+    return cols
 
 
 def superlinear_reason(ref_time: dict, ref_tokens: float, ref_config: dict, time: dict, tokens: float,

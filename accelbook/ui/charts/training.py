@@ -31,6 +31,9 @@ TIME_ORDER = list(TIME_LABELS.values())
 TIME_COLOUR_LIST = [TIME_COLOURS_BY_FIELD.get(k, SPARE_COLOURS[i % len(SPARE_COLOURS)]) for i, k in enumerate(TIME_LABELS)]
 TIME_COLOURS = alt.Scale(domain=TIME_ORDER, range=TIME_COLOUR_LIST)
 MEM_ORDER = list(MEMORY_LABELS.values())
+#: a component label's place in TIME_ORDER and MEM_ORDER (``list.index``: its first)
+_TIME_RANK = {c: TIME_ORDER.index(c) for c in TIME_ORDER}
+_MEM_RANK = {c: MEM_ORDER.index(c) for c in MEM_ORDER}
 MEM_COLOURS = alt.Scale(domain=MEM_ORDER, range=[MEM_COLOURS_BY_FIELD[k] for k in MEMORY_LABELS])
 
 
@@ -64,11 +67,17 @@ def step_chart(time: pd.DataFrame, memory: pd.DataFrame, capacity_gb: float, tit
     ``time``: layout, component, seconds, share; ``memory``: layout, component, bytes; a component
     is a display label of ``training.TIME_LABELS`` or ``MEMORY_LABELS``.
     """
-    t = time[time["seconds"] > 0].assign(order=lambda d: d["component"].map(TIME_ORDER.index))
-    m = memory[memory["bytes"] > 0].assign(gb=lambda d: d["bytes"] / 1e9,
-                                           order=lambda d: d["component"].map(MEM_ORDER.index))
-    return Figure.from_template(_template_step(), title=title, time=t[["layout", "component", "seconds", "share", "order"]],
-                                memory=m[["layout", "component", "gb", "order"]],
+    keep = time["seconds"].to_numpy() > 0
+    comp = time["component"].to_numpy()[keep]
+    t = pd.DataFrame({"layout": time["layout"].to_numpy()[keep], "component": comp,
+                      "seconds": time["seconds"].to_numpy()[keep], "share": time["share"].to_numpy()[keep],
+                      "order": np.array([_TIME_RANK[c] for c in comp], dtype=np.int64)})
+    keep = memory["bytes"].to_numpy() > 0
+    comp = memory["component"].to_numpy()[keep]
+    m = pd.DataFrame({"layout": memory["layout"].to_numpy()[keep], "component": comp,
+                      "gb": memory["bytes"].to_numpy()[keep] / 1e9,
+                      "order": np.array([_MEM_RANK[c] for c in comp], dtype=np.int64)})
+    return Figure.from_template(_template_step(), title=title, time=t, memory=m,
                                 capacity=pd.DataFrame({"gb": [capacity_gb]}))
 
 
@@ -102,14 +111,25 @@ def scaling_chart(df: pd.DataFrame, title: str = "") -> Figure:
     """Scaling efficiency (axis from 0, dashed line at 100 %) and the communication share against chip
     count, one line per system. A point above 100 % is ringed and labelled with its reason
     (``efficiency_note``, from :func:`accelbook.training.scaling`); a frame without that column has none."""
-    df = df.assign(efficiency_note=df["efficiency_note"] if "efficiency_note" in df else "")
+    if "efficiency_note" not in df:
+        df = df.assign(efficiency_note="")
     cols = ["system", "n_chips", "efficiency", "efficiency_note", "mfu", "comm_share", "layout"]
     # the reason of each system's largest point above 100 %, written in the empty lower half
-    last = df[df["efficiency"] > 1].sort_values("n_chips").groupby("system", sort=False).tail(1)
-    notes = pd.DataFrame({"system": last["system"], "y_px": 130 + 26 * np.arange(len(last)),
-                          "text": [f"{s} above 100 %:\n{n.removeprefix('superlinear: ')}"
-                                   for s, n in zip(last["system"], last["efficiency_note"])]})
+    above = np.flatnonzero(df["efficiency"].to_numpy() > 1)
+    last = above[largest_per_system(df["system"].to_numpy()[above], df["n_chips"].to_numpy()[above])]
+    systems, why = df["system"].to_numpy()[last], df["efficiency_note"].to_numpy()[last]
+    notes = pd.DataFrame({"system": systems, "y_px": 130 + 26 * np.arange(len(last)),
+                          "text": [f"{s} above 100 %:\n{n.removeprefix('superlinear: ')}" for s, n in zip(systems, why)]})
     return Figure.from_template(_template_scaling(), title=title, scaling=df[cols], notes=notes)
+
+
+def largest_per_system(system: np.ndarray, n_chips: np.ndarray) -> np.ndarray:
+    """The positions of each system's row at its largest chip count, ordered by that count: what
+    ``df.sort_values("n_chips").groupby("system").tail(1)`` keeps, in its order (the same quicksort, so
+    systems tied at a count come in the order it leaves them)."""
+    order = np.argsort(n_chips, kind="quicksort")
+    last = {s: i for i, s in enumerate(system[order])}
+    return order[sorted(last.values())]
 
 
 @functools.lru_cache(maxsize=1)

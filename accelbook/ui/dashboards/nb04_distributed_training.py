@@ -14,6 +14,7 @@ from accelbook import training
 from accelbook.specs.chips import get_chip
 from accelbook.specs.clusters import clusters, get_cluster
 from accelbook.ui import charts
+from accelbook.ui.charts.training import largest_per_system
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View, fmt_si
 
 from .common import concat_found, model_options, require_some
@@ -69,10 +70,15 @@ def _step_frames(layouts: Mapping[str, Mapping[str, float]]) -> tuple[pd.DataFra
     ``layouts``: layout label -> ``step_time_s`` and the ``training.TIME_LABELS`` and
     ``MEMORY_LABELS`` fields (a search row, or :func:`_step_parts` of an estimate).
     """
-    t = pd.DataFrame([{"layout": lab, "component": name, "seconds": r[k], "share": r[k] / r["step_time_s"]}
-                      for lab, r in layouts.items() for k, name in training.TIME_LABELS.items()])
-    m = pd.DataFrame([{"layout": lab, "component": name, "bytes": r[k]}
-                      for lab, r in layouts.items() for k, name in training.MEMORY_LABELS.items()])
+    labs, rows = list(layouts), list(layouts.values())
+    secs = np.array([[r[k] for k in training.TIME_LABELS] for r in rows], dtype=np.float64).reshape(len(rows), -1)
+    step = np.array([r["step_time_s"] for r in rows], dtype=np.float64)
+    mem = np.array([[r[k] for k in training.MEMORY_LABELS] for r in rows], dtype=np.float64).reshape(len(rows), -1)
+    t = pd.DataFrame({"layout": [lab for lab in labs for _ in training.TIME_LABELS],
+                      "component": list(training.TIME_LABELS.values()) * len(labs),
+                      "seconds": secs.ravel(), "share": (secs / step[:, None]).ravel()})
+    m = pd.DataFrame({"layout": [lab for lab in labs for _ in training.MEMORY_LABELS],
+                      "component": list(training.MEMORY_LABELS.values()) * len(labs), "bytes": mem.ravel()})
     return t, m
 
 
@@ -160,16 +166,20 @@ def search_view(model, chip, n_chips, batch_tokens, seq_len, precision) -> View:
     df = training.search(model, chip, n_chips, batch_tokens, seq_len, precision=precision, top=12)
     attrs, df.attrs = df.attrs, {}    # pandas would deep-copy them (the best estimate) into every frame below
     best = attrs["best"]
-    rows = {f"{i + 1}. {layout_label(r)}": r for i, r in df.head(6).iterrows()}
-    t, m = _step_frames(rows)
+    head = df.head(6)
+    fields = [*LAYOUT_KEYS, "step_time_s", *training.TIME_LABELS, *training.MEMORY_LABELS]
+    recs = [dict(zip(fields, r)) for r in zip(*(head[k].tolist() for k in fields))]
+    t, m = _step_frames({f"{i + 1}. {layout_label(r)}": r for i, r in enumerate(recs)})
     # the dashed line: the usable memory the search held every layout to (HBM less the reserve)
     fig = charts.step_chart(t, m, best.memory_capacity_bytes / 1e9,
                             title=f"the fastest layouts that fit ({attrs['n_fit']:,} of "
                                   f"{attrs['n_evaluated']:,} fit)")
-    table = df.head(12).assign(
-        step=lambda d: d["step_time_s"].map(lambda v: fmt_si(v, "s")), MFU=lambda d: d["mfu"].map("{:.1%}".format),
-        memory=lambda d: (d["memory_per_chip_bytes"] / 1e9).map("{:.1f} GB".format))[
-        [*LAYOUT_KEYS, "grad_sync", "step", "MFU", "memory", "why"]]
+    h = df.head(12)
+    table = pd.DataFrame({**{k: h[k] for k in (*LAYOUT_KEYS, "grad_sync")},
+                          "step": [fmt_si(v, "s") for v in h["step_time_s"].tolist()],
+                          "MFU": ["{:.1%}".format(v) for v in h["mfu"].tolist()],
+                          "memory": ["{:.1f} GB".format(v) for v in (h["memory_per_chip_bytes"].to_numpy() / 1e9).tolist()],
+                          "why": h["why"]})
     summary = (f"Evaluated **{attrs['n_evaluated']:,} layouts**, {attrs['n_fit']:,} fit in memory. Best: "
                f"**{layout_label(best.config)}**, gradients synced every {best.config['grad_sync']}, "
                f"MFU {best.mfu:.1%}, {best.tokens_per_s_per_chip:,.0f} tokens/s per chip "
@@ -224,14 +234,16 @@ def scaling_view(model, systems, seqs_per_chip, seq_len, max_chips, bw_scale=1.0
                          "or lower the sequences per chip")
     fig = charts.scaling_chart(data, title=f"weak scaling, {seqs_per_chip:g} sequence{'s' if seqs_per_chip != 1 else ''} "
                                                         f"of {seq_len:,} tokens per chip")
-    last = data.sort_values("n_chips").groupby("system").tail(1)
+    last = {k: data[k].to_numpy() for k in ("system", "efficiency", "efficiency_note", "mfu", "comm_share", "layout")}
+    at = largest_per_system(last["system"], data["n_chips"].to_numpy())
+    last = [dict(zip(last, r)) for r in zip(*(v[at].tolist() for v in last.values()))]
     summary = "" if not missing else f"Nothing fits on {', '.join(missing)} at these settings. "
     summary += "At the largest size: " + "; ".join(
-        f"**{r.system}** {r.efficiency:.1%} efficiency, MFU {r.mfu:.0%}, comm + bubble {r.comm_share:.0%} ({r.layout})"
-        for r in last.itertuples()) + f". MFU error band: {training.error_band().words()}."
-    above = last[last["efficiency"] > 1.0]
-    if not above.empty:
-        summary += ("\n\nAbove 100 %: " + "; ".join(f"**{r.system}**, {r.efficiency_note}" for r in above.itertuples())
+        f"**{r['system']}** {r['efficiency']:.1%} efficiency, MFU {r['mfu']:.0%}, comm + bubble {r['comm_share']:.0%} "
+        f"({r['layout']})" for r in last) + f". MFU error band: {training.error_band().words()}."
+    above = [r for r in last if r["efficiency"] > 1.0]
+    if above:
+        summary += ("\n\nAbove 100 %: " + "; ".join(f"**{r['system']}**, {r['efficiency_note']}" for r in above)
                     + ". Above 100 % the smallest fleet pays a cost that the largest does not (a torus slice with fewer "
                       "axes has fewer links per chip; ZeRO-3 shards the optimizer step over more chips), with the "
                       "same layout kept at every size; treat these gains as the model's upper bound, not a measurement.")
