@@ -31,7 +31,7 @@ from accelbook.specs.models import Model, get_model
 from accelbook.training.compute import elementwise_bytes, kv_heads_per_chip, routed_ffn_width
 from accelbook.training.slots import model_vector
 
-from .arrays import any_array, each
+from .arrays import any_array
 
 WEIGHT_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
 MEM_EFFICIENCY = 0.85          # share of memory bandwidth decode reaches (ESTIMATE; Azure measured 92% on GB200 HBM)
@@ -186,12 +186,17 @@ def gemm_shape_efficiency(model: Model, chip: Chip, tokens: int, tp: int) -> flo
     if chip.kind not in ("gpu", "tpu"):
         return 1.0
     chip_key = (model.id, base_id(chip), chip.compute_units, chip.mxu_rows, chip.mxu_count)
-    if any_array(tokens, tp):         # the pairs not yet known, all at once
-        pairs = dict.fromkeys(zip(*(np.broadcast_to(x, np.broadcast(tokens, tp).shape).tolist() for x in (tokens, tp))))
-        missing = [(t, p) for t, p in pairs if chip_key + (int(t), int(p)) not in _SHAPE_ETA]
-        for (t, p), eta in zip(missing, _shape_etas(model, chip, missing) if missing else ()):
-            _SHAPE_ETA[chip_key + (int(t), int(p))] = eta
-    return each(lambda t, p: _shape_eta(model, chip, chip_key, t, p), tokens, tp)
+    if not any_array(tokens, tp):
+        return _shape_eta(model, chip, chip_key, tokens, tp)
+    pairs = list(zip(*(np.broadcast_to(x, np.broadcast(tokens, tp).shape).tolist() for x in (tokens, tp))))
+    known = {}
+    for t, p in pairs:
+        if (t, p) not in known:
+            known[t, p] = _SHAPE_ETA.get(chip_key + (int(t), int(p)))
+    missing = [k for k, eta in known.items() if eta is None]
+    for (t, p), eta in zip(missing, _shape_etas(model, chip, missing) if missing else ()):   # all at once
+        known[t, p] = _SHAPE_ETA[chip_key + (int(t), int(p))] = eta
+    return np.array([known[k] for k in pairs])
 
 
 def _shape_eta(model: Model, chip: Chip, chip_key: tuple, tokens, tp: int) -> float:
