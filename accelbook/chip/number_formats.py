@@ -58,8 +58,23 @@ BASELINE = "bf16"
 WIDEN_TO = ("bf16", "fp16")
 
 
+#: format name -> (the catalogue it was looked up in, its spec): ``get_format`` builds its forgiving index on
+#: every call; a name is looked up again when the catalogue is reloaded
+_FOUND: dict[str, tuple] = {}
+
+
 def _spec(fmt: FormatSpec | str) -> FormatSpec:
-    return fmt if isinstance(fmt, FormatSpec) else get_format(fmt)
+    if isinstance(fmt, FormatSpec):
+        return fmt
+    if not isinstance(fmt, str):
+        return get_format(fmt)
+    formats = load_formats()
+    hit = _FOUND.get(fmt)
+    if hit is None or hit[0] is not formats:
+        if len(_FOUND) >= 256:
+            _FOUND.clear()
+        hit = _FOUND[fmt] = (formats, get_format(fmt))
+    return hit[1]
 
 
 def bits_per_element(fmt: FormatSpec | str) -> float:

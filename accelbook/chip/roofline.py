@@ -170,26 +170,43 @@ def layer_roofline(model: Model | str, chip: Chip | str, phase: str, batch: int,
 def layer_roofline_columns(model: Model | str, chip: Chip | str, phase: str, batch: int, seq_len: int,
                            precision: str = "bf16") -> dict[str, np.ndarray]:
     """:func:`layer_roofline` as a dict of equal-length arrays (cheap to concatenate for many chips)."""
-    chip = instance("chip", chip, Chip, get_chip)
-    peak = chip.peak_flop_s(precision)
-    bw = chip.memory_bw_bytes_per_s
+    return layers_roofline_columns(model, [chip], phase, batch, seq_len, precision)
+
+
+def _peak_and_bw(chip: Chip, precision: str) -> tuple[float, float]:
+    peak, bw = chip.peak_flop_s(precision), chip.memory_bw_bytes_per_s
     if bw is None:
         raise ValueError(f"{chip.name} has no published memory bandwidth")
+    return peak, bw
+
+
+def layers_roofline_columns(model: Model | str, chips, phase: str, batch: int, seq_len: int,
+                            precision: str = "bf16") -> dict[str, np.ndarray]:
+    """:func:`layer_roofline_columns` of several chips at once, one chip's rows after the other's (the
+    same arrays as concatenating each chip's): the layer's operations are counted once."""
+    chips = [instance("chip", c, Chip, get_chip) for c in chips]
+    if not chips:
+        raise ValueError("need at least one chip")
+    first = _peak_and_bw(chips[0], precision)   # the first chip is checked before the layer, as one chip alone
     ops = layer_ops(model, phase, batch, seq_len, precision)
-    n = len(ops)
+    peak_bw = np.array([first] + [_peak_and_bw(c, precision) for c in chips[1:]])
+    peak, bw = peak_bw[:, :1], peak_bw[:, 1:]   # one row per chip: every operation's bounds at once
+    k, n = len(chips), len(ops)
     flops = np.array([op.flops for op in ops])
     nbytes = np.array([op.bytes for op in ops])
     t_math, t_mem, t = time_bounds(flops, nbytes, peak, bw)
     output("layer_roofline times (s)", t)
     intensity = flops / nbytes
     return {
-        "op": np.array([op.name for op in ops], dtype=object), "kind": np.array([op.kind for op in ops], dtype=object),
-        "flops": flops, "bytes": nbytes, "intensity_flop_per_byte": intensity,
-        "t_math_s": t_math, "t_mem_s": t_mem, "t_s": t,
-        "bound": np.where(t_math >= t_mem, "compute", "memory").astype(object),
-        "attainable_flop_s": attainable_flop_s(intensity, peak, bw),
-        "phase": np.full(n, phase, dtype=object), "chip": np.full(n, chip.name, dtype=object),
-        "precision": np.full(n, precision, dtype=object),
+        "op": np.tile(np.array([op.name for op in ops], dtype=object), k),
+        "kind": np.tile(np.array([op.kind for op in ops], dtype=object), k),
+        "flops": np.tile(flops, k), "bytes": np.tile(nbytes, k), "intensity_flop_per_byte": np.tile(intensity, k),
+        "t_math_s": t_math.ravel(), "t_mem_s": t_mem.ravel(), "t_s": t.ravel(),
+        "bound": np.where(t_math >= t_mem, "compute", "memory").astype(object).ravel(),
+        "attainable_flop_s": attainable_flop_s(intensity, peak, bw).ravel(),
+        "phase": np.full(k * n, phase, dtype=object),
+        "chip": np.repeat(np.array([c.name for c in chips], dtype=object), n),
+        "precision": np.full(k * n, precision, dtype=object),
     }
 
 
@@ -202,24 +219,36 @@ def roofline_curve(chip: Chip | str, precision: str = "bf16", i_min: float = 0.1
 def roofline_curve_columns(chip: Chip | str, precision: str = "bf16", i_min: float = 0.1, i_max: float = 1e5,
                            n: int = 64) -> dict[str, np.ndarray]:
     """:func:`roofline_curve` as a dict of equal-length arrays."""
-    chip = instance("chip", chip, Chip, get_chip)
+    return roofline_curves_columns([chip], precision, i_min, i_max, n)
+
+
+def roofline_curves_columns(chips, precision: str = "bf16", i_min: float = 0.1, i_max: float = 1e5,
+                            n: int = 64) -> dict[str, np.ndarray]:
+    """:func:`roofline_curve_columns` of several chips, one chip's points after the other's."""
+    chips = [instance("chip", c, Chip, get_chip) for c in chips]
+    if not chips:
+        raise ValueError("need at least one chip")
     i_min = positive("i_min", i_min)
     i_max = positive("i_max", i_max)
     n = whole("n", n, 2)
     if not i_min < i_max or n > 100_000:
         raise ValueError(f"need i_min < i_max and n <= 100,000, got i_min={i_min}, i_max={i_max}, n={n}")
-    peak, bw = chip.peak_flop_s(precision), chip.memory_bw_bytes_per_s
-    if bw is None:
-        raise ValueError(f"{chip.name} has no published memory bandwidth")
-    ridge = peak / bw
     grid = np.geomspace(i_min, i_max, n)
-    if i_min < ridge < i_max:
-        grid = np.sort(np.append(grid, ridge))
-    m = len(grid)
+    grids, peaks, bws, ridges, names = [], [], [], [], []
+    for chip in chips:
+        peak, bw = _peak_and_bw(chip, precision)
+        ridge = peak / bw
+        g = np.sort(np.append(grid, ridge)) if i_min < ridge < i_max else grid
+        grids.append(g)
+        peaks.append(np.full(len(g), peak))
+        bws.append(np.full(len(g), bw))
+        ridges.append(np.full(len(g), ridge))
+        names.append(np.full(len(g), chip.name, dtype=object))
+    g, m = np.concatenate(grids), sum(len(x) for x in grids)
     return {
-        "chip": np.full(m, chip.name, dtype=object), "precision": np.full(m, precision, dtype=object),
-        "intensity_flop_per_byte": grid, "attainable_flop_s": attainable_flop_s(grid, peak, bw),
-        "ridge_flop_per_byte": np.full(m, ridge),
+        "chip": np.concatenate(names), "precision": np.full(m, precision, dtype=object),
+        "intensity_flop_per_byte": g, "attainable_flop_s": attainable_flop_s(g, np.concatenate(peaks), np.concatenate(bws)),
+        "ridge_flop_per_byte": np.concatenate(ridges),
     }
 
 

@@ -21,6 +21,8 @@ from .base import (
     message_figure,
     named_data,
     place_labels,
+    records,
+    stack,
 )
 
 
@@ -45,21 +47,44 @@ def _template_roofline(with_ops: bool) -> dict:
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT).to_dict()
 
 
-def roofline_chart(curves: pd.DataFrame, ops: pd.DataFrame | None = None, title: str = "") -> Figure:
+#: the columns of an operation's row on the roofline (a point) and on the layer-time bars
+ROOFLINE_OP_KEYS = ("chip", "op", "intensity_flop_per_byte", "bound", "attainable_tflop_s", "t_us")
+LAYER_TIME_KEYS = ("chip", "op", "bound", "t_us")
+
+
+def _op_rows(ops, keys: tuple[str, ...]) -> list[dict]:
+    """Chart rows of ``ops`` (a frame or a dict of columns of :func:`accelbook.chip.roofline.layer_roofline`):
+    ``keys`` among :data:`ROOFLINE_OP_KEYS`, FLOP/s in TFLOP/s and seconds in µs."""
+    made = {"attainable_tflop_s": lambda: np.asarray(ops["attainable_flop_s"]) / 1e12,
+            "t_us": lambda: np.asarray(ops["t_s"]) * 1e6}
+    return records(pd.DataFrame({k: made[k]() if k in made else np.asarray(ops[k]) for k in keys}))
+
+
+def roofline_chart(curves, ops=None, title: str = "") -> Figure:
     """Log-log roofline per chip (lines), its ridge point (dashed rule) and operations (points).
 
     ``curves``: chip, intensity_flop_per_byte, attainable_flop_s, ridge_flop_per_byte
     (:func:`accelbook.chip.roofline.roofline_curve`). ``ops``: op, chip, intensity_flop_per_byte,
-    attainable_flop_s, bound, t_s (:func:`accelbook.chip.roofline.layer_roofline`).
+    attainable_flop_s, bound, t_s (:func:`accelbook.chip.roofline.layer_roofline`). Either may be a
+    DataFrame or a dict of columns.
     """
-    c = curves[["chip", "intensity_flop_per_byte"]].assign(attainable_tflop_s=curves["attainable_flop_s"] / 1e12)
-    ridges = curves.drop_duplicates("chip")[["chip", "ridge_flop_per_byte"]]
+    return _roofline_figure(curves, None if ops is None else _op_rows(ops, ROOFLINE_OP_KEYS), title)
+
+
+def _roofline_figure(curves, op_rows: list[dict] | None, title: str) -> Figure:
+    chip, x = np.asarray(curves["chip"]), np.asarray(curves["intensity_flop_per_byte"], dtype=float)
+    c = pd.DataFrame({"chip": chip, "intensity_flop_per_byte": x,
+                      "attainable_tflop_s": np.asarray(curves["attainable_flop_s"]) / 1e12})
+    seen: dict = {}
+    for i, name in enumerate(chip):
+        seen.setdefault(name, i)
+    first = list(seen.values())   # each chip's first row, in order
+    ridges = pd.DataFrame({"chip": chip[first], "ridge_flop_per_byte": np.asarray(curves["ridge_flop_per_byte"])[first]})
     frames = {"curves": c, "ridges": ridges}
-    if ops is not None:
-        frames["ops"] = ops[["chip", "op", "intensity_flop_per_byte", "bound"]].assign(
-            attainable_tflop_s=ops["attainable_flop_s"] / 1e12, t_us=ops["t_s"] * 1e6)
-    fig = Figure.from_template(_template_roofline(ops is not None), title=title, **frames)
-    span = [float(c["intensity_flop_per_byte"].min()), float(c["intensity_flop_per_byte"].max())]
+    if op_rows is not None:
+        frames["ops"] = op_rows
+    fig = Figure.from_template(_template_roofline(op_rows is not None), title=title, **frames)
+    span = [float(x.min()), float(x.max())]
     for layer in fig.spec["layer"]:  # the axis ends where the lines end: nothing drawn past it, no empty decade
         layer["encoding"]["x"]["scale"]["domain"] = span
     return fig
@@ -78,10 +103,16 @@ def _template_layer_time() -> dict:
     ).properties(width=WIDTH - 140, height=alt.Step(14)).to_dict()
 
 
-def layer_time_chart(ops: pd.DataFrame, title: str = "") -> Figure:
+def layer_time_chart(ops, title: str = "") -> Figure:
     """Lower-bound time of each operation of a layer, one panel per chip, coloured by its bound."""
-    o = ops[["chip", "op", "bound"]].assign(t_us=ops["t_s"] * 1e6)
-    return Figure.from_template(_template_layer_time(), title=title, ops=o)
+    return Figure.from_template(_template_layer_time(), title=title, ops=_op_rows(ops, LAYER_TIME_KEYS))
+
+
+def roofline_and_layer_time_chart(curves, ops, title: str = "") -> Figure:
+    """:func:`roofline_chart` above :func:`layer_time_chart` (untitled), the operations' rows made once."""
+    rows = _op_rows(ops, ROOFLINE_OP_KEYS)
+    bars = Figure.from_template(_template_layer_time(), title="", ops=[{k: r[k] for k in LAYER_TIME_KEYS} for r in rows])
+    return stack(_roofline_figure(curves, rows, title), bars)
 
 
 # -- the catalogue: peak against bandwidth ---------------------------------------------------------

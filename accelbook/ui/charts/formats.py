@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
-from .base import BOUND_COLOURS, Figure, named_data
+from .base import BOUND_COLOURS, Figure, named_data, records
 
 PART_COLOURS = alt.Scale(domain=["weights", "KV cache"], range=["#1f77b4", "#ff7f0e"])
 
@@ -39,15 +40,35 @@ def precision_chart(sweep: pd.DataFrame, selected: str, capacity_bytes: float | 
     """Left: weights and KV cache (GB) per format, stacked, one chip's usable memory dashed. Right: the
     decode step's speed-up over bf16 per format, coloured by what bounds it. ``selected`` is drawn solid.
     ``sweep``: rows of :func:`accelbook.chip.number_formats.precision_sweep`."""
-    sel = sweep["format"] == selected
-    mem = pd.concat([
-        pd.DataFrame({"format": sweep["format"], "part": "weights", "gb": sweep["weights_bytes"] / 1e9,
-                      "bits_per_element": sweep["bits_per_element"], "selected": sel}),
-        pd.DataFrame({"format": sweep["format"], "part": "KV cache", "gb": sweep["kv_bytes"] / 1e9,
-                      "bits_per_element": sweep["bits_per_element"], "selected": sel}),
-    ], ignore_index=True)
-    speed = sweep.assign(t_step_ms=sweep["t_step_s"] * 1e3, selected=sel)[
-        ["format", "speedup_vs_bf16", "t_step_ms", "compute_precision", "bound", "selected"]]
-    cap = pd.DataFrame({"gb": [capacity_bytes / 1e9]} if capacity_bytes else {"gb": []})
-    return Figure.from_template(_template_precision(), title=title, mem=mem, cap=cap, speed=speed,
-                                one=pd.DataFrame({"x": [1.0]}))
+    fmt = sweep["format"].to_numpy(dtype=object)
+    sel = fmt == selected
+    bits = sweep["bits_per_element"].to_numpy()
+    n = len(fmt)
+    mem = pd.DataFrame({"format": np.concatenate([fmt, fmt]),
+                        "part": np.array(["weights"] * n + ["KV cache"] * n, dtype=object),
+                        "gb": np.concatenate([sweep["weights_bytes"].to_numpy() / 1e9, sweep["kv_bytes"].to_numpy() / 1e9]),
+                        "bits_per_element": np.concatenate([bits, bits]), "selected": np.concatenate([sel, sel])})
+    speed = pd.DataFrame({"format": fmt, "speedup_vs_bf16": sweep["speedup_vs_bf16"].to_numpy(),
+                          "t_step_ms": sweep["t_step_s"].to_numpy() * 1e3,
+                          "compute_precision": sweep["compute_precision"].to_numpy(dtype=object),
+                          "bound": sweep["bound"].to_numpy(dtype=object), "selected": sel})
+    return Figure.from_template(_template_precision(), title=title, mem=mem, cap=_cap_rows(capacity_bytes),
+                                speed=speed, one=_one_rows())
+
+
+def _cap_rows(capacity_bytes: float | None) -> list[dict]:
+    return [dict(r) for r in _cap_rows_cached(capacity_bytes)]
+
+
+@functools.lru_cache(maxsize=64)
+def _cap_rows_cached(capacity_bytes: float | None) -> tuple:
+    return tuple(records(pd.DataFrame({"gb": [capacity_bytes / 1e9]} if capacity_bytes else {"gb": []})))
+
+
+@functools.lru_cache(maxsize=1)
+def _one_rows_cached() -> tuple:
+    return tuple(records(pd.DataFrame({"x": [1.0]})))
+
+
+def _one_rows() -> list[dict]:
+    return [dict(r) for r in _one_rows_cached()]

@@ -8,11 +8,12 @@ import functools
 import pandas as pd
 
 from accelbook import training
-from accelbook.chip.roofline import PHASES, columns_limit, concat_columns, layer_roofline_columns, roofline_curve_columns
+from accelbook.chip.roofline import PHASES, columns_limit, layers_roofline_columns, roofline_curves_columns
 from accelbook.economics import training_cost_table
 from accelbook.specs.chips import get_chip
 from accelbook.specs.models import get_model
 from accelbook.ui import charts
+from accelbook.ui.charts.chip import roofline_and_layer_time_chart
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View, fmt_si
 
 from .common import chip_options, existing, markdown_table, model_options, require_some
@@ -25,7 +26,7 @@ DEFAULT_COST_CHIPS = ("a100", "h100", "h200", "tpu-v5e", "tpu-v5p", "tpu-v6e")
 def roofline_view(chips, model, phase, batch, seq_len, precision, bw_scale=1.0) -> View:
     require_some(chips, "chip")
     m = get_model(model)
-    shown, ops, skipped, lines, limits = [], [], [], [], []
+    shown, skipped = [], []
     for cid in chips:
         chip = get_chip(cid)
         if precision not in chip.peak_dense_flop_s:
@@ -34,24 +35,25 @@ def roofline_view(chips, model, phase, batch, seq_len, precision, bw_scale=1.0) 
         if bw_scale != 1.0:
             field = "hbm_bw_bytes_per_s" if chip.hbm_bw_bytes_per_s else "sram_bw_bytes_per_s"
             chip = chip.what_if_variant(f"{bw_scale:g}x memory BW", **{field: chip.memory_bw_bytes_per_s * bw_scale})
-        o = layer_roofline_columns(m, chip, phase, batch, seq_len, precision)
-        ops.append(o)
         shown.append(chip)
+    if not shown:
+        raise ValueError(f"none of the chosen chips publishes a dense {precision} peak: " + "; ".join(skipped))
+    cols = layers_roofline_columns(m, shown, phase, batch, seq_len, precision)   # chip after chip
+    n = len(cols["op"]) // len(shown)
+    lines, limits = [], []
+    for k, chip in enumerate(shown):
+        o = {name: v[k * n:(k + 1) * n] for name, v in cols.items()}
         t = o["t_s"].sum()
         mem_share = o["t_s"][o["bound"] == "memory"].sum() / t
         lines.append(f"| {chip.name} | {fmt_si(t, 's')} | {mem_share:.0%} | {chip.ridge_point(precision):.0f} |")
         limits.append(f"- {chip.name}: {columns_limit(o)}")
-    if not shown:
-        raise ValueError(f"none of the chosen chips publishes a dense {precision} peak: " + "; ".join(skipped))
-    ops = concat_columns(ops)
+    ops = pd.DataFrame(cols)
     # the rooflines span every operation (with room either side), so no point lies past a line's end
-    i_min = min(0.3, float(ops["intensity_flop_per_byte"].min()) / 2)
-    i_max = max(3e4, float(ops["intensity_flop_per_byte"].max()) * 2)
-    curves = concat_columns([roofline_curve_columns(c, precision, i_min=i_min, i_max=i_max, n=48) for c in shown])
-    chart = charts.stack(
-        charts.roofline_chart(curves, ops, title=f"{m.name}, one layer, {phase}: B={batch}, s={seq_len}, {precision}"),
-        charts.layer_time_chart(ops),
-    )
+    i_min = min(0.3, float(cols["intensity_flop_per_byte"].min()) / 2)
+    i_max = max(3e4, float(cols["intensity_flop_per_byte"].max()) * 2)
+    curves = roofline_curves_columns(shown, precision, i_min=i_min, i_max=i_max, n=48)
+    chart = roofline_and_layer_time_chart(
+        curves, cols, title=f"{m.name}, one layer, {phase}: B={batch}, s={seq_len}, {precision}")
     summary = markdown_table(("chip", "layer time (lower bound)", "memory-bound share", "ridge (FLOP/B)"), lines)
     summary += "\n\nWhich limit binds:\n\n" + "\n".join(limits)
     if skipped:
