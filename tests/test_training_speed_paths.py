@@ -143,6 +143,28 @@ def test_step_floor_never_exceeds_a_rows_step(case):
         assert floor(mv, cv, g, tp, cp, pp, vp, sc, opt, d[2] + d[3], t_opt) <= out[R_STEP_TIME_S]
 
 
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_count_fitting_counts_a_groups_fitting_rows(case):
+    """rows.count_fitting (plain Python here), the count a skipped group's rows get, is the full
+    evaluation's number of fitting rows, group by group."""
+    from accelbook.training import rows
+
+    _, _, _, n, B, s, flash, seqpar, _, _ = case
+    _, _, mv, cv, space, usable, opt = _vectors(case)
+    cfg, res = kernel.evaluate_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt)
+    layout = [CFG_TP, CFG_CP, CFG_PP, CFG_VP, CFG_DP, CFG_EP, CFG_MB]
+    _, group = np.unique(cfg[:, layout], axis=0, return_inverse=True)
+    g, act, act_done = np.empty(rows.G_NVEC), np.empty((3, 3, 2)), np.empty((3, 3), dtype=bool)
+    for j in np.random.default_rng(2).permutation(group.max() + 1)[:150]:
+        at = np.flatnonzero(group.ravel() == j)     # the group's rows, in enumeration order
+        tp, cp, pp, vp, dp, ep, mb = cfg[at[0], layout]
+        rows.layout_terms.py_func(mv, cv, float(B), float(s), tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g)
+        var = cfg[at][:, [CFG_ZERO, CFG_GSYNC, CFG_SCHED, CFG_REC]].astype(np.int64)
+        got = rows.count_fitting.py_func(mv, cv, g, float(s), tp, cp, pp, vp, dp, ep, var, len(at), flash, usable,
+                                         act, act_done)
+        assert got == int((res[at, R_FITS] > 0.5).sum())
+
+
 @pytest.mark.parametrize("top", [1, 3, 12])
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_rank_layouts_keeps_every_contender(case, top):

@@ -41,6 +41,7 @@ from .rows import (
     G_M,
     G_NVEC,
     N_DP_PASSES,
+    count_fitting,
     dp_passes,
     finish_row,
     layout_terms,
@@ -246,7 +247,7 @@ def _rank_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs,
     groups, fastest first; the threshold is the ``top``-th smallest step of the fitting rows seen so far.
     A group, or a row (its floor with its last bucket and optimizer step), whose floor exceeds the
     threshold cannot rank, and is skipped (with ``count_fit``, only its memory is evaluated, to count
-    it); once a group's floor exceeds it, so do every later group's. A row that is evaluated gets
+    it: :func:`~.rows.count_fitting` for a group); once a group's floor exceeds it, so do every later group's. A row that is evaluated gets
     what :func:`_search_kernel` gives it.
 
     Length: one function on purpose: the groups' floors, the walk in their order, the threshold and the
@@ -269,6 +270,8 @@ def _rank_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs,
     done = np.zeros(n_var, dtype=np.bool_)
     var = np.empty((zeros.size * gss.size * scheds.size * recs.size, 4), dtype=np.int64)
     row = np.empty(N_RESULTS)
+    act = np.empty((int(recs.max()) + 1 if recs.size else 1, n_sched, 2))
+    act_done = np.empty((act.shape[0], n_sched), dtype=np.bool_)
     best = np.full(top, np.inf)     # the smallest steps of the fitting rows so far, ascending
     n_fit, n_cand, low, low_id, v = 0, 0, np.inf, -1, 0
     for j in np.argsort(floor):
@@ -279,6 +282,9 @@ def _rank_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, recs,
         tp, cp, pp, vp, dp, ep = grp[j, CFG_TP], grp[j, CFG_CP], grp[j, CFG_PP], grp[j, CFG_VP], grp[j, CFG_DP], \
             grp[j, CFG_EP]
         nv = variants(zeros, gss, scheds, recs, pp, vp, g[G_M], var)
+        if skip:    # a threshold means some row fits: the least-memory row is not needed, only the count
+            n_fit += count_fitting(mv, c, g, s, tp, cp, pp, vp, dp, ep, var, nv, flash, usable_bytes, act, act_done)
+            continue
         done[:] = False
         for q in range(nv):
             zero, gs, sc, rec = var[q, 0], var[q, 1], var[q, 2], var[q, 3]

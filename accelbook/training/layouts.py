@@ -274,7 +274,7 @@ def best_config(model, chip, n, global_batch_tokens, seq_len, precision, cl, fix
     microbatch, zero_stage, recompute and grad_sync (their names), precision, seq_len, flash_attention, sequence_parallel."""
     model, chip, cl, n, s, cfg, res, _, _ = search_arrays(
         model, chip, n, global_batch_tokens, seq_len, precision, cl, True, True, MEMORY_RESERVE, 0.0, False, fixed,
-        top=1)
+        top=1, count_fit=False)
     c = {f: int(v) for f, v in zip(CONFIG_FIELDS, cfg[0])}
     c["recompute"] = RECOMPUTE[c["recompute"]]
     c["grad_sync"] = GRAD_SYNC[c["grad_sync"]]

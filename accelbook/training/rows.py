@@ -154,18 +154,33 @@ def optimizer_time(c, g, cp, dp, ep, zero, sched):
 
 
 @njit(cache=True, inline="always")
-def memory_slots(mv, c, g, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sched, flash, usable_bytes, out):
-    """Write a row's memory slots (``R_MEM_*``, ``R_MEMORY_PER_CHIP_BYTES``, ``R_FITS``) into ``out``
-    and return the bytes per chip; arguments as :func:`finish_row`'s (memory needs no time)."""
-    T, sp, m, Lst, kv_loc = g[G_T], g[G_SP], g[G_M], g[G_LST], g[G_KV]
+def state_bytes(c, g, cp, dp, ep, zero, gsync, sched):
+    """(weights, gradients, optimizer states) bytes a chip of the busiest stage holds at ZeRO stage
+    ``zero``, gradient sync ``gsync`` and schedule ``sched`` (:func:`~.memory.model_state_bytes`)."""
     p_ne, p_e = held_params(g, sched)
     g_ne, g_e = dp_groups(dp, cp, ep)
     p_opt = optimizer_params(p_ne, p_e, g_ne, g_e, zero)
-    mem_w, mem_g, mem_o = model_state_bytes(c, p_ne, p_e, g_ne, g_e, zero, gsync, p_opt)
-    in_flight = microbatches_in_flight(m, pp, vp, sched)
-    mem_a = activation_bytes(mv, T, Lst, sp, activation_bytes_per_token(mv, s, tp, sp, kv_loc, rec, flash),
+    return model_state_bytes(c, p_ne, p_e, g_ne, g_e, zero, gsync, p_opt)
+
+
+@njit(cache=True, inline="always")
+def activation_state(mv, g, s, tp, pp, vp, rec, sched, flash):
+    """(activation bytes on the first stage, microbatches in flight) of a row with recomputation ``rec``
+    and schedule ``sched`` (:func:`~.memory.activation_bytes`)."""
+    T, sp, Lst = g[G_T], g[G_SP], g[G_LST]
+    in_flight = microbatches_in_flight(g[G_M], pp, vp, sched)
+    mem_a = activation_bytes(mv, T, Lst, sp, activation_bytes_per_token(mv, s, tp, sp, g[G_KV], rec, flash),
                              in_flight, rec)
-    mem_l = logits_bytes(mv, T, tp)
+    return mem_a, in_flight
+
+
+@njit(cache=True, inline="always")
+def memory_slots(mv, c, g, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sched, flash, usable_bytes, out):
+    """Write a row's memory slots (``R_MEM_*``, ``R_MEMORY_PER_CHIP_BYTES``, ``R_FITS``) into ``out``
+    and return the bytes per chip; arguments as :func:`finish_row`'s (memory needs no time)."""
+    mem_w, mem_g, mem_o = state_bytes(c, g, cp, dp, ep, zero, gsync, sched)
+    mem_a, in_flight = activation_state(mv, g, s, tp, pp, vp, rec, sched, flash)
+    mem_l = logits_bytes(mv, g[G_T], tp)
     total = memory_per_chip(mem_w, mem_g, mem_o, mem_a, mem_l, in_flight, pp)
     out[R_MEM_WEIGHTS_BYTES] = mem_w
     out[R_MEM_GRADS_BYTES] = mem_g
@@ -175,6 +190,29 @@ def memory_slots(mv, c, g, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sched, f
     out[R_MEMORY_PER_CHIP_BYTES] = total
     out[R_FITS] = 1.0 if total <= usable_bytes else 0.0
     return total
+
+
+@njit(cache=True, inline="always")
+def count_fitting(mv, c, g, s, tp, cp, pp, vp, dp, ep, var, nv, flash, usable_bytes, act, act_done):
+    """How many of a group's rows ``var[:nv]`` (:func:`~.kernel.variants`: ZeRO stage, gradient sync,
+    schedule, recompute) fit: :func:`memory_slots`' total of each row against ``usable_bytes``, from the
+    same functions, with the model states computed once per run of rows sharing (ZeRO stage, gradient
+    sync, schedule) and the activations once per (recompute, schedule) (``act``, ``act_done``: scratch
+    indexed by recompute and schedule)."""
+    mem_l = logits_bytes(mv, g[G_T], tp)
+    act_done[:, :] = False
+    n_fit = 0
+    mem_w, mem_g, mem_o = 0.0, 0.0, 0.0
+    for q in range(nv):
+        zero, gs, sc, rec = var[q, 0], var[q, 1], var[q, 2], var[q, 3]
+        if q == 0 or zero != var[q - 1, 0] or gs != var[q - 1, 1] or sc != var[q - 1, 2]:
+            mem_w, mem_g, mem_o = state_bytes(c, g, cp, dp, ep, zero, gs, sc)
+        if not act_done[rec, sc]:
+            act[rec, sc, 0], act[rec, sc, 1] = activation_state(mv, g, s, tp, pp, vp, rec, sc, flash)
+            act_done[rec, sc] = True
+        if memory_per_chip(mem_w, mem_g, mem_o, act[rec, sc, 0], mem_l, act[rec, sc, 1], pp) <= usable_bytes:
+            n_fit += 1
+    return n_fit
 
 
 @njit(cache=True, inline="always")
