@@ -24,9 +24,11 @@ bound on their step time (:func:`~.rows.step_floor`) and skips what cannot rank.
 :func:`evaluate_layout`, :func:`evaluate_layouts` and :func:`rank_layouts`, which take checked inputs
 and return arrays.
 
-The formula helpers are ``@njit(inline="always")``: Numba inlines them into ``_evaluate`` and the
-search kernel, each compiled to one function as when ``_evaluate`` was written as one (called separately, each helper that
-takes the model and chip vectors costs reference counting; the search ran about 35 % slower). Numba's
+The formula helpers of :mod:`.compute` and :mod:`.communication` are ``@njit(inline="always")``: Numba
+inlines them into the row helpers of :mod:`.rows` (called separately, each helper that takes the model and
+chip vectors costs reference counting; the search ran about 35 % slower). The six large row helpers are
+compiled once and called from the kernels, not inlined into each: a fresh install compiles the search in
+about 34 s instead of 100 s, and it runs as fast (``rows``' docstring has the figures). Numba's
 on-disk cache does not notice a change to a function in another file: after editing a helper, clear
 ``.numba_cache``.
 """
