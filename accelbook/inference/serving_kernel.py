@@ -71,16 +71,23 @@ def record_capacity(queue, pleft, out, chunk):
 
 
 @njit(cache=True)
-def grow_records(it_t, it_dt, it_res, it_dec, it_p, it_kv):
-    """The six iteration-record arrays, each twice as long (the first rows kept). Both serving kernels grow
-    their records here, between runs of their inner loop, never inside it (see :func:`reserve_instance`)."""
-    return grow_f(it_t), grow_f(it_dt), grow_i(it_res), grow_i(it_dec), grow_i(it_p), grow_i(it_kv)
+def make_room(record, n_it, n_g, room, it_t, it_dt, it_res, it_dec, it_p, it_kv, g_v, g_c):
+    """The six iteration-record arrays and the two gap arrays, each twice as long (the first rows kept)
+    where it is full: the iteration records when ``n_it`` rows fill them, the gaps when ``room`` more
+    would not fit after ``n_g``; as they are otherwise (nothing when ``record`` is off). Both serving
+    kernels call it between runs of their inner loop, never inside it (see :func:`reserve_instance`)."""
+    if record and n_it == it_t.shape[0]:
+        it_t, it_dt, it_res, it_dec = grow_f(it_t), grow_f(it_dt), grow_i(it_res), grow_i(it_dec)
+        it_p, it_kv = grow_i(it_p), grow_i(it_kv)
+    if record and n_g + room > g_v.shape[0]:
+        g_v, g_c = grow_f(g_v), grow_i(g_c)
+    return it_t, it_dt, it_res, it_dec, it_p, it_kv, g_v, g_c
 
 
 @njit(cache=True, inline="always")
 def record_iteration(it_t, it_dt, it_res, it_dec, it_p, it_kv, n_it, t0, dt, nres, ndec, p, kv):
     """Write iteration ``n_it``'s record (start, length, residents, decoders, prompt tokens, KV in use) in place;
-    the caller has made room (:func:`grow_records`). Both serving kernels call it."""
+    the caller has made room (:func:`make_room`). Both serving kernels call it."""
     it_t[n_it] = t0
     it_dt[n_it] = dt
     it_res[n_it] = nres
@@ -194,11 +201,8 @@ def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, 
     kv = 0
     while head < n or nres > 0:
         # make room out here, between runs of the loop below (docstring: no array is re-bound in that loop)
-        if record and n_it == it_t.shape[0]:
-            it_t, it_dt, it_res, it_dec, it_p, it_kv = grow_records(it_t, it_dt, it_res, it_dec, it_p, it_kv)
-        if record and n_g + room > g_v.shape[0]:
-            g_v = grow_f(g_v)
-            g_c = grow_i(g_c)
+        it_t, it_dt, it_res, it_dec, it_p, it_kv, g_v, g_c = make_room(record, n_it, n_g, room, it_t, it_dt, it_res,
+                                                                        it_dec, it_p, it_kv, g_v, g_c)
         while (head < n or nres > 0) and (not record or (n_it < it_t.shape[0] and n_g + room <= g_v.shape[0])):
             if nres == 0 and ready[queue[head]] > t:
                 t = ready[queue[head]]

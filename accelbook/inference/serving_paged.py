@@ -12,9 +12,7 @@ from numba import njit
 from .serving_kernel import (
     InstanceRun,
     chunk_prefill,
-    grow_f,
-    grow_i,
-    grow_records,
+    make_room,
     record_capacity,
     record_iteration,
 )
@@ -112,11 +110,8 @@ def paged_instance(queue, ready, prompt, out, pid, shared, n_prefixes, fixed, wr
     while head < n or nres > 0:
         # make room out here, between runs of the loop below (no array is re-bound in that loop: see
         # reserve_instance)
-        if record and n_it == it_t.shape[0]:
-            it_t, it_dt, it_res, it_dec, it_p, it_kv = grow_records(it_t, it_dt, it_res, it_dec, it_p, it_kv)
-        if record and n_g + room > g_v.shape[0]:
-            g_v = grow_f(g_v)
-            g_c = grow_i(g_c)
+        it_t, it_dt, it_res, it_dec, it_p, it_kv, g_v, g_c = make_room(record, n_it, n_g, room, it_t, it_dt, it_res,
+                                                                        it_dec, it_p, it_kv, g_v, g_c)
         while (head < n or nres > 0) and (not record or (n_it < it_t.shape[0] and n_g + room <= g_v.shape[0])):
             if nres == 0 and ready[queue[head]] > t:
                 t = ready[queue[head]]
