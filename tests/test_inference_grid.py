@@ -152,3 +152,40 @@ def test_frontier_is_each_systems_pareto_front_of_its_sweep():
         want = inference.pareto(inference.sweep("llama-2-70b", chip, n, 1024, 256, "fp8")).reset_index(drop=True)
         got = f[f.system == label].drop(columns="system").reset_index(drop=True)
         pd.testing.assert_frame_equal(got, want, check_dtype=False)   # per kW: None where a chip has no power
+
+
+def test_checked_inputs_takes_the_estimates_arguments():
+    """The sweep checks its arguments once with ``checked_inputs``: it must take exactly what ``estimate``
+    takes, with the same defaults, so a sweep refuses what an estimate refuses."""
+    import inspect
+
+    from accelbook.inference.estimate import checked_inputs
+
+    a = inspect.signature(inference.estimate).parameters
+    b = inspect.signature(checked_inputs).parameters
+    assert list(a) == list(b)
+    assert [p.default for p in a.values()] == [p.default for p in b.values()]
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"pue": 0.5}, "pue"), ({"tokens_per_seq": 0}, "tokens_per_seq"), ({"cuda_graphs": 1}, "cuda_graphs"),
+    ({"weight_streaming_bytes_per_s": -1.0}, "weight_streaming_bytes_per_s"), ({"kv_precision": "fp3"}, "kv_precision"),
+])
+def test_a_sweep_refuses_what_an_estimate_refuses(kw, words):
+    with pytest.raises(ValueError, match=words) as est:
+        inference.estimate("llama-2-70b", "h100", 8, 1, 1024, 256, "fp8", tp=8, **kw)
+    with pytest.raises(ValueError, match=words) as sw:
+        inference.sweep("llama-2-70b", "h100", 8, 1024, 256, "fp8", **kw)
+    assert str(est.value) == str(sw.value)
+    with pytest.raises(TypeError):
+        inference.sweep("llama-2-70b", "h100", 8, 1024, 256, "fp8", no_such_argument=1)
+
+
+def test_plausibility_on_an_array_is_each_speed_on_its_own():
+    speeds = np.array([0.0, 10.0, 700.0, 721.0, 5e4, np.inf])
+    for chip, model in (("groq-lpu-v1", "llama-2-70b"), ("cerebras-cs3", "llama-3.1-8b"), ("h100", "llama-2-70b"),
+                        ("groq-lp30", "llama-3.1-405b")):
+        got = inference.plausibility(chip, model, speeds)
+        assert got.dtype == object and got.tolist() == [inference.plausibility(chip, model, float(v)) for v in speeds]
+    with pytest.raises(ValueError, match="tokens_per_s_per_user"):
+        inference.plausibility("groq-lpu-v1", "llama-2-70b", np.array([1.0, np.nan]))

@@ -24,6 +24,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+import numpy as np
+
 from accelbook.checks import instance, real
 from accelbook.specs.chips import Chip, base_id, get_chip
 from accelbook.specs.loader import (
@@ -113,8 +115,9 @@ def sram_only(chip: Chip) -> bool:
     return chip.hbm_bytes is None and chip.sram_bytes is not None
 
 
-def plausibility(chip: Chip | str, model: Model | str, tokens_per_s_per_user: float) -> str:
-    """``""`` when the single-user speed is within the model's reach, else the reason it is not.
+def plausibility(chip: Chip | str, model: Model | str, tokens_per_s_per_user):
+    """``""`` when the single-user speed is within the model's reach, else the reason it is not; on a 1-D
+    array of speeds, an array of those (object dtype), the published speeds looked up once.
 
     On an SRAM-only chip the model lacks the per-layer latency of a token crossing the chips or the wafer,
     so its speed is checked against the fastest speed published for that system on a model with no more
@@ -123,19 +126,33 @@ def plausibility(chip: Chip | str, model: Model | str, tokens_per_s_per_user: fl
     Llama 2 70B: 131 against 480 (Mixtral 8x7B), within reach. Other chips: always ``""``."""
     c = instance("chip", chip, Chip, get_chip)
     m = instance("model", model, Model, get_model)
-    real("tokens_per_s_per_user", tokens_per_s_per_user, 0.0, allow_inf=True)
+    v = tokens_per_s_per_user
+    if type(v) is np.ndarray:
+        if v.ndim != 1 or v.dtype.kind not in "iuf" or np.isnan(v).any() or (v < 0).any():
+            raise ValueError(f"tokens_per_s_per_user must be a 1-D array of numbers >= 0, got {v.ravel()[:3]!r}")
+    else:
+        real("tokens_per_s_per_user", v, 0.0, allow_inf=True)
     if not sram_only(c):
-        return ""
+        return np.full(len(v), "", dtype=object) if type(v) is np.ndarray else ""
     mine = [s for s in published_speeds(c) if get_model(s.model_id).params <= m.params]
     lack = ("the model lacks the per-layer latency of a token crossing the layers mapped onto "
             + ("the wafer's mesh" if c.kind == "wafer" else "its chips") + ", which no public figure gives")
-    if not mine:
-        return (f"out of the model's reach: no single-user speed of {c.name} is published for a model of "
-                f"{m.name}'s size or smaller to check it against; {lack}")
-    best = max(mine, key=lambda s: s.tokens_per_s_per_user)
-    if tokens_per_s_per_user <= PLAUSIBLE_FACTOR * best.tokens_per_s_per_user:
-        return ""
-    return (f"out of the model's reach: {tokens_per_s_per_user:,.0f} tokens/s per user is above "
-            f"{PLAUSIBLE_FACTOR:g}× every published single-user speed of {c.name} on a model this size or smaller "
-            f"({best.tokens_per_s_per_user:,.0f} tokens/s, {get_model(best.model_id).name}, "
-            f"{best.provenance.source.title}); {lack}")
+    best = max(mine, key=lambda s: s.tokens_per_s_per_user) if mine else None
+
+    def reason(speed: float) -> str:
+        if best is None:
+            return (f"out of the model's reach: no single-user speed of {c.name} is published for a model of "
+                    f"{m.name}'s size or smaller to check it against; {lack}")
+        if speed <= PLAUSIBLE_FACTOR * best.tokens_per_s_per_user:
+            return ""
+        return (f"out of the model's reach: {speed:,.0f} tokens/s per user is above "
+                f"{PLAUSIBLE_FACTOR:g}× every published single-user speed of {c.name} on a model this size or smaller "
+                f"({best.tokens_per_s_per_user:,.0f} tokens/s, {get_model(best.model_id).name}, "
+                f"{best.provenance.source.title}); {lack}")
+
+    if type(v) is not np.ndarray:
+        return reason(v)
+    out = np.full(len(v), "", dtype=object)
+    over = np.flatnonzero(v > PLAUSIBLE_FACTOR * best.tokens_per_s_per_user) if best is not None else np.arange(len(v))
+    out[over] = [reason(x) for x in v[over].tolist()]
+    return out

@@ -99,6 +99,28 @@ def _assumptions(chip: Chip, precision: str, r: Rates, dec: Decode, pf: Prefill,
     )
 
 
+def checked_inputs(model, chip, n_chips, batch_size, input_len, output_len, precision="bf16", tp=None, pp=1,
+                   kv_precision=None, mem_efficiency=None, hop_latency_s=None, price_usd_per_hour=None,
+                   weight_streaming_bytes_per_s=None, tokens_per_seq=1, cuda_graphs=True, attention="tp", pue=None):
+    """:func:`estimate`'s arguments (the same, with its defaults: a test holds the two signatures equal)
+    checked before any term is computed: (model, chip, :class:`Layout`, the chip's rates, tokens_per_seq,
+    pue), or a ``ValueError`` naming the argument. A sweep checks its arguments with it once, then computes
+    every layout and batch on arrays."""
+    model = instance("model", model, Model, get_model)
+    chip = instance("chip", chip, Chip, get_chip)
+    lay = _layout(model, n_chips, batch_size, input_len, output_len, precision, tp, pp, kv_precision,
+                  mem_efficiency, hop_latency_s, price_usd_per_hour, attention)
+    if not isinstance(cuda_graphs, bool):
+        raise ValueError(f"cuda_graphs must be True or False, got {cuda_graphs!r}")
+    r = chip_rates(chip, precision, hop_latency_s, mem_efficiency, cuda_graphs)
+    if weight_streaming_bytes_per_s is not None:
+        real("weight_streaming_bytes_per_s", weight_streaming_bytes_per_s, 1.0, allow_inf=True)
+    tokens_per_seq = at_most("tokens_per_seq", whole("tokens_per_seq", tokens_per_seq), 4096,
+                             "a verify step of at most 4,096 draft tokens")
+    pue = default_pue() if pue is None else real("pue", pue, lo=1.0, hi=3.0)
+    return model, chip, lay, r, tokens_per_seq, pue
+
+
 def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int, input_len: int, output_len: int,
              precision: str = "bf16", tp: int | None = None, pp: int = 1, kv_precision: str | None = None,
              mem_efficiency: float | None = None, hop_latency_s: float | None = None,
@@ -126,21 +148,15 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     power and tokens per kW are at the wall, for the whole system per chip (:mod:`accelbook.specs.system_power`).
     ``flag``: on an SRAM-only chip, why the per-user speed is out of the model's reach
     (:func:`accelbook.inference.dataflow.plausibility`), else empty."""
-    model = instance("model", model, Model, get_model)
-    chip = instance("chip", chip, Chip, get_chip)
-    lay = _layout(model, n_chips, batch_size, input_len, output_len, precision, tp, pp, kv_precision,
-                  mem_efficiency, hop_latency_s, price_usd_per_hour, attention)
-    if not isinstance(cuda_graphs, bool):
-        raise ValueError(f"cuda_graphs must be True or False, got {cuda_graphs!r}")
-    r = chip_rates(chip, precision, hop_latency_s, mem_efficiency, cuda_graphs)
+    model, chip, lay, r, tokens_per_seq, pue = checked_inputs(
+        model, chip, n_chips, batch_size, input_len, output_len, precision, tp, pp, kv_precision, mem_efficiency,
+        hop_latency_s, price_usd_per_hour, weight_streaming_bytes_per_s, tokens_per_seq, cuda_graphs, attention, pue)
     streaming = weight_streaming_bytes_per_s
     m = memory_terms(model, lay, r, streaming)
-    dec = decode_terms(model, chip, lay, r, m, at_most("tokens_per_seq", whole("tokens_per_seq", tokens_per_seq), 4096,
-                                                  "a verify step of at most 4,096 draft tokens"))
+    dec = decode_terms(model, chip, lay, r, m, tokens_per_seq)
     pf = prefill_terms(model, chip, lay, r, m)
     tps = throughput(lay, dec, pf)
     allreduce = allreduce_terms(model, lay, r) if attention == "tp" else (0.0, 0.0)
-    pue = default_pue() if pue is None else real("pue", pue, lo=1.0, hi=3.0)
     pw = decode_power(chip, dec.gemm_mem + dec.attn_mem, dec.gemm_cmp + dec.attn_cmp, dec.t_stage, pue)
     bound, power = pw.bound, pw.wall_w
     n = lay.n

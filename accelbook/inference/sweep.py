@@ -18,9 +18,8 @@ from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.models import Model, bytes_per_element, get_model
 from accelbook.specs.system_power import default_pue
 
-from .arrays import each
-from .dataflow import plausibility, sram_only
-from .estimate import MAX_BATCH, InferenceEstimate, estimate
+from .dataflow import plausibility
+from .estimate import MAX_BATCH, InferenceEstimate, checked_inputs, estimate
 from .parallel import ATTENTION_LAYOUTS
 from .power import decode_power
 from .rates import WEIGHT_PRECISIONS
@@ -113,12 +112,12 @@ def _sweep_columns(model, chip, n_chips, input_len, output_len, precision, batch
     if not every:
         return {"batch": []}
     args = (model, chip, n_chips, input_len, output_len, precision)
-    first = _estimate_at(args, 1, every[0], kw)      # checks every argument, once
     if kw.get("attention", "tp") == "dp":       # the terms take arrays for tensor-parallel attention only
         rows = [_row(_estimate_at(args, B, lay, kw)) for lay in every
                 for B in _batches(_estimate_at(args, 1, lay, kw).max_batch_size, batches)]
         return {c: [r[c] for r in rows] for c in rows[0]} if rows else {"batch": []}
-    return _grid(args, every, batches, first.config["kv_precision"], kw)
+    lay = checked_inputs(model, chip, n_chips, 1, input_len, output_len, precision, *every[0], **kw)[2]   # once
+    return _grid(args, every, batches, lay.kv_precision, kw)
 
 
 def _estimate_at(args: tuple, B: int, layout: tuple[int, int], kw: dict) -> InferenceEstimate:
@@ -180,8 +179,7 @@ def _grid(args: tuple, every: list, batches, kv_precision: str, kw: dict) -> dic
         i = int(np.argmax(bad))
         _estimate_at(args, B[i], (tp[i], pp[i]), kw)
     k = len(B)
-    flag = (each(lambda v: plausibility(chip, model, v), out["tokens_per_s_per_user"]) if sram_only(chip)
-            else np.full(k, "", dtype=object))
+    flag = plausibility(chip, model, out["tokens_per_s_per_user"])
     return {"chip": np.full(k, chip.name, dtype=object), "tp": tp, "pp": pp, "replicas": lay.replicas, "batch": B,
             **{c: v if v is not None else np.full(k, None, dtype=object) for c, v in out.items()},
             "decode_bound": pw.bound, "attention": np.full(k, "tp", dtype=object), "flag": flag}

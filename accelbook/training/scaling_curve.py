@@ -16,8 +16,21 @@ from accelbook.specs.models import Model
 from .arguments import batch_sequences, chip_count, resolve, sequence_length
 from .kernel import evaluate_layout
 from .layouts import best_config
-from .slots import GRAD_SYNC, RECOMPUTE, SCHEDULES, attention_head_dim, chip_vector, model_vector, options_vector
-from .step import TIME_LABELS, TrainingEstimate, to_estimate
+from .slots import (
+    GRAD_SYNC,
+    R_FITS,
+    R_N_MICROBATCHES,
+    R_STEP_TIME_S,
+    R_TOKENS_PER_S_PER_CHIP,
+    RECOMPUTE,
+    SCHEDULES,
+    R,
+    attention_head_dim,
+    chip_vector,
+    model_vector,
+    options_vector,
+)
+from .step import TIME_LABELS, reported_mfu, to_estimate
 
 #: the ``TrainingEstimate.time`` keys counted as communication in ``comm_share`` (exposed
 #: communication and the bubble)
@@ -78,19 +91,12 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
         try:
             if layout == "best":
                 base = best_config(model, chip, n, gbt, seq_len, precision, cl, fixed)
-            est = _estimate_fast(model, chip, cl, n, gbt, seq_len, base, vecs)
+            out, c = _evaluate_fast(chip, n, gbt, seq_len, base, vecs)
         except ValueError as e:
             rows.append({"n_chips": n, "note": str(e)})
             continue
-        comm = sum(est.time[k] for k in COMM_COMPONENTS)
-        times[n] = (est.time, est.step_time_s * est.tokens_per_s_per_chip, est.config)
-        c = est.config
-        rows.append({"n_chips": n, "tokens_per_s": est.tokens_per_s, "tokens_per_s_per_chip": est.tokens_per_s_per_chip,
-                     "mfu": est.mfu, "comm_share": comm / est.step_time_s, "step_time_s": est.step_time_s,
-                     "fits": est.fits,
-                     "layout": f"tp{c['tp']} cp{c['cp']} pp{c['pp']} vp{c['vp']} dp{c['dp']} ep{c['ep']} "
-                               f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']}",
-                     "note": "" if est.fits else est.why_not_fit()})
+        row, times[n] = _point(model, chip, cl, n, out, c, vecs)
+        rows.append(row)
     cols = _columns(rows)
     if "tokens_per_s_per_chip" in cols and not np.isnan(cols["tokens_per_s_per_chip"]).all():
         tps = cols["tokens_per_s_per_chip"]
@@ -105,6 +111,23 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
     except ValueError:
         return output_fields("training.scaling", pd.DataFrame(cols), fractions={"comm_share"}, missing_ok=True)
     return pd.DataFrame(cols)
+
+
+def _point(model, chip, cl, n, out, c, vecs) -> tuple[dict, tuple]:
+    """One chip count's row of :func:`scaling` from its result vector ``out`` and config ``c``, and (time
+    components, tokens a step per chip, config) for :func:`superlinear_reason`: what :func:`~.step.to_estimate`
+    would report, without building the estimate (only an unfit point needs it, for its note)."""
+    time = {k: float(out[R[k]]) for k in TIME_LABELS}
+    step, tps = float(out[R_STEP_TIME_S]), float(out[R_TOKENS_PER_S_PER_CHIP])
+    fits = bool(out[R_FITS])
+    row = {"n_chips": n, "tokens_per_s": tps * n, "tokens_per_s_per_chip": tps,
+           "mfu": reported_mfu(tps, model, chip, c["seq_len"], c["precision"]),
+           "comm_share": sum(time[k] for k in COMM_COMPONENTS) / step, "step_time_s": step, "fits": fits,
+           "layout": f"tp{c['tp']} cp{c['cp']} pp{c['pp']} vp{c['vp']} dp{c['dp']} ep{c['ep']} "
+                     f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']}",
+           "note": "" if fits else to_estimate(out, model, chip, cl, n, c, vecs[0], vecs[2], c["flash_attention"],
+                                               MEMORY_RESERVE).why_not_fit()}
+    return row, (time, step * tps, c)
 
 
 def _columns(rows: list[dict]) -> dict:
@@ -146,10 +169,11 @@ def superlinear_reason(ref_time: dict, ref_tokens: float, ref_config: dict, time
     return "superlinear: " + "; ".join(parts or ["rounding"])
 
 
-def _estimate_fast(model, chip, cl, n, gbt, s, c: dict, vecs) -> TrainingEstimate:
-    """:func:`estimate` for a layout already checked by a search at another chip count, with the
-    model and chip vectors built once: only what changes with the chip count is checked here."""
-    mv, cv, notes = vecs
+def _evaluate_fast(chip, n, gbt, s, c: dict, vecs) -> tuple[np.ndarray, dict]:
+    """The result vector (``R_*`` slots) and config of :func:`estimate` for a layout already checked by a
+    search at another chip count, with the model and chip vectors built once: only what changes with the
+    chip count is checked here."""
+    mv, cv, _ = vecs
     tcp = c["tp"] * c["cp"] * c["pp"]
     if n % tcp:
         raise ValueError(f"{n} chips do not split into tp·cp·pp = {tcp}")
@@ -166,5 +190,5 @@ def _estimate_fast(model, chip, cl, n, gbt, s, c: dict, vecs) -> TrainingEstimat
                           options_vector(0.0, c.get("cp_comm", "ring")),
                           GRAD_SYNC.index(c["grad_sync"]) if "grad_sync" in c else None,
                           SCHEDULES.index(c.get("schedule", "1f1b")))
-    config = dict(c, dp=dp, global_batch_sequences=B)
-    return to_estimate(out, model, chip, cl, n, config, mv, notes, c["flash_attention"], MEMORY_RESERVE)
+    return out, dict(c, dp=dp, global_batch_sequences=B, n_microbatches=int(round(out[R_N_MICROBATCHES])))
+

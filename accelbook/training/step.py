@@ -219,6 +219,15 @@ def assumptions(notes: list[str], cl: Cluster, flash: bool, reserve: float) -> t
     return tuple(notes + base)
 
 
+def reported_mfu(tokens_per_s_per_chip: float, model: Model, chip: Chip, seq_len: int, precision: str,
+                 attention: str = DEFAULT_ATTENTION, peak: str = DEFAULT_PEAK) -> float:
+    """The MFU an estimate reports in one convention (:func:`~.mfu.model_flops_utilisation`): NaN over
+    the bf16 peak for a chip that has none."""
+    if peak == "precision" or "bf16" in chip.peak_dense_flop_s:
+        return model_flops_utilisation(tokens_per_s_per_chip, model, chip, seq_len, precision, attention, peak)
+    return float("nan")
+
+
 def to_estimate(out: np.ndarray, model: Model, chip: Chip, cl: Cluster, n: int, config: dict, mv: np.ndarray,
                 notes: list[str], flash: bool, reserve: float) -> TrainingEstimate:
     """The :class:`TrainingEstimate` of a result vector ``out`` (``R_*`` slots)."""
@@ -228,8 +237,7 @@ def to_estimate(out: np.ndarray, model: Model, chip: Chip, cl: Cluster, n: int, 
     config = dict(config, n_microbatches=int(round(r["n_microbatches"])))
     # the kernel's r["mfu"] is causal attention over the precision's peak; reported: the one convention
     tps, s, p = r["tokens_per_s_per_chip"], config["seq_len"], config["precision"]
-    mfus = {(a, k): model_flops_utilisation(tps, model, chip, s, p, a, k) if k == "precision" or "bf16" in
-            chip.peak_dense_flop_s else float("nan") for a in ATTENTION_COUNTS for k in PEAKS}
+    mfus = {(a, k): reported_mfu(tps, model, chip, s, p, a, k) for a in ATTENTION_COUNTS for k in PEAKS}
     return TrainingEstimate(
         model=model.name, chip=chip.name, cluster=cl.name, n_chips=n, config=config,
         step_time_s=r["step_time_s"], mfu=mfus[(DEFAULT_ATTENTION, DEFAULT_PEAK)],

@@ -17,7 +17,7 @@ from accelbook.ui import charts
 from accelbook.ui.charts.training import largest_per_system
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View, fmt_si
 
-from .common import concat_found, model_options, require_some
+from .common import model_options, require_some
 
 DEFAULT_TRAINING = dict(model="llama-3.1-70b", chip="h100", n_chips=1024, batch_tokens=2**24, seq_len=8192)
 #: the layout keys that :func:`layout_label` reads (a ``TrainingEstimate.config``, or a row of ``training.search``)
@@ -204,9 +204,15 @@ SCALING_SYSTEMS = {"DGX H100 + InfiniBand": "dgx-h100", "GB200 NVL72": "gb200-nv
                    "TPU v5p pod (ICI + OCS)": "tpu-v5p-pod", "TPU v6e pods + DCN": "tpu-v6e-pod"}
 
 
+#: the columns of the scaling dashboard's table, one row per (system, chip count), and their types
+_SCALING_COLUMNS = {"system": object, "n_chips": np.int64, "efficiency": float, "efficiency_note": object,
+                    "mfu": float, "comm_share": float, "layout": object, "tokens_per_s_per_chip": float}
+
+
 @functools.lru_cache(maxsize=64)
-def _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) -> pd.DataFrame:
-    """One system's weak-scaling curve (cached: toggling another system does not recompute it)."""
+def _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) -> dict[str, np.ndarray]:
+    """One system's weak-scaling curve, the points with an efficiency, as read-only arrays (cached:
+    toggling another system does not recompute it); no rows when nothing fits."""
     counts = [2**k for k in range(6, int(np.log2(max_chips)) + 1)]
     cl = get_cluster(SCALING_SYSTEMS[name])
     if bw_scale != 1.0:
@@ -217,17 +223,21 @@ def _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) -> pd
     except ValueError:   # nothing fits even at the largest size: the view says so
         df = pd.DataFrame()
     if "efficiency" not in df:
-        return pd.DataFrame(columns=["system", "n_chips", "efficiency", "efficiency_note", "mfu", "comm_share",
-                                     "layout", "tokens_per_s_per_chip"])
-    missing = df["efficiency"].isna().to_numpy()
-    # dropna copies every column (a take), even when there is nothing to drop
-    return (df.dropna(subset=["efficiency"]) if missing.any() else df).assign(system=name)
+        out = {k: np.empty(0, dtype=t) for k, t in _SCALING_COLUMNS.items()}
+    else:
+        keep = ~np.isnan(df["efficiency"].to_numpy())
+        out = {k: np.full(int(keep.sum()), name, dtype=object) if k == "system" else df[k].to_numpy(dtype=t)[keep]
+               for k, t in _SCALING_COLUMNS.items()}
+    for v in out.values():
+        v.flags.writeable = False
+    return out
 
 
 def scaling_view(model, systems, seqs_per_chip, seq_len, max_chips, bw_scale=1.0) -> View:
     require_some(systems, "system")
-    data, missing = concat_found({name: _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale)
-                                  for name in systems})
+    parts = {name: _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) for name in systems}
+    missing = [name for name, p in parts.items() if not len(p["n_chips"])]
+    data = pd.DataFrame({k: np.concatenate([p[k] for p in parts.values()]) for k in _SCALING_COLUMNS})
     if data.empty:
         raise ValueError(f"{model} fits on none of these systems up to {max_chips:,} chips with "
                          f"{seqs_per_chip:g} sequences of {seq_len:,} tokens per chip; raise the largest fleet "
