@@ -51,7 +51,8 @@ Where each part lives (the file list is the table of contents):
 - :mod:`.kernel`: ``_evaluate`` (one layout) and ``_search_kernel`` (every layout, sharing terms within a group),
   behind :func:`~.kernel.evaluate_layout` and :func:`~.kernel.evaluate_layouts`;
 - :mod:`.step`: :func:`estimate` and :class:`TrainingEstimate`; :mod:`.layouts`: :func:`search_space`,
-  :func:`search`; :mod:`.scaling_curve`: :func:`scaling`; :mod:`.validation`: the published runs,
+  :func:`search`; :mod:`.scaling_curve`: :func:`scaling` (its columns: :func:`scaling_columns`);
+  :mod:`.validation`: the published runs,
   :func:`validation_table` and :func:`error_band` (the band to print next to a predicted MFU or
   tokens/s); :mod:`.waterfall`: a run's step built up from its ideal time, term by term, with the
   error after each term; :mod:`.goodput`: time to train = ideal time / goodput (Llama 3's 90 % by default);
@@ -70,7 +71,7 @@ from .mfu import (
     model_flops_utilisation,
     reference_peak_flop_s,
 )
-from .scaling_curve import scaling
+from .scaling_curve import scaling, scaling_columns
 from .slots import CONFIG_FIELDS, N_RESULTS, PRECISIONS, RECOMPUTE, RESULT_FIELDS, R
 from .step import HOURS, MEMORY_LABELS, TIME_LABELS, TrainingEstimate, estimate
 from .validation import (
@@ -89,7 +90,7 @@ from .validation import (
 from .waterfall import waterfall, waterfall_table
 
 __all__ = [
-    "estimate", "TrainingEstimate", "search", "search_space", "best_config", "scaling", "validation_table",
+    "estimate", "TrainingEstimate", "search", "search_space", "best_config", "scaling", "scaling_columns", "validation_table",
     "published_runs", "predicted_metric", "estimate_auto", "run_layout", "RECOMPUTE", "PRECISIONS", "METRICS",
     "CONVENTIONS", "CONFIG_FIELDS", "RESULT_FIELDS", "R", "N_RESULTS", "TIME_LABELS", "MEMORY_LABELS", "HOURS",
     "model_flops_utilisation", "counted_flops_per_token", "reference_peak_flop_s", "convention_name",

@@ -44,7 +44,17 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
             batch_tokens_per_chip: float | None = None, global_batch_tokens: float | None = None,
             precision: str = "bf16", cluster: Cluster | str | None = None, layout: str = "fixed",
             **fixed) -> pd.DataFrame:
-    """Throughput against chip count.
+    """Throughput against chip count: :func:`scaling_columns`' table, one row per chip count."""
+    return pd.DataFrame(scaling_columns(model, chip, chip_counts, seq_len, batch_tokens_per_chip, global_batch_tokens,
+                                        precision, cluster, layout, **fixed))
+
+
+def scaling_columns(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: int,
+                    batch_tokens_per_chip: float | None = None, global_batch_tokens: float | None = None,
+                    precision: str = "bf16", cluster: Cluster | str | None = None, layout: str = "fixed",
+                    **fixed) -> dict:
+    """Throughput against chip count, as the columns of :func:`scaling`'s table (number columns as arrays,
+    the others as lists; a dashboard that stacks several builds one table of them).
 
     Weak scaling: ``batch_tokens_per_chip`` fixed (the global batch grows with the chips).
     Strong scaling: ``global_batch_tokens`` fixed. ``layout="fixed"``: the best layout at the
@@ -109,8 +119,9 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
     try:    # the check on the number columns; a failure is named as the table's columns are (below)
         output_fields("training.scaling", numbers, fractions={"comm_share"}, missing_ok=True)
     except ValueError:
-        return output_fields("training.scaling", pd.DataFrame(cols), fractions={"comm_share"}, missing_ok=True)
-    return pd.DataFrame(cols)
+        output_fields("training.scaling", pd.DataFrame(cols), fractions={"comm_share"}, missing_ok=True)
+        raise
+    return cols
 
 
 def _point(model, chip, cl, n, out, c, vecs) -> tuple[dict, tuple]:

@@ -218,15 +218,15 @@ def _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) -> di
     if bw_scale != 1.0:
         cl = cl.with_changes(network_bw_bytes_per_s=cl.network_bw_bytes_per_s * bw_scale)
     try:
-        df = training.scaling(model, None, counts, seq_len, batch_tokens_per_chip=seqs_per_chip * seq_len,
-                              cluster=cl, microbatch=[1, 2], vp=[1, 4])
+        cols = training.scaling_columns(model, None, counts, seq_len, batch_tokens_per_chip=seqs_per_chip * seq_len,
+                                        cluster=cl, microbatch=[1, 2], vp=[1, 4])
     except ValueError:   # nothing fits even at the largest size: the view says so
-        df = pd.DataFrame()
-    if "efficiency" not in df:
+        cols = {}
+    if "efficiency" not in cols:
         out = {k: np.empty(0, dtype=t) for k, t in _SCALING_COLUMNS.items()}
     else:
-        keep = ~np.isnan(df["efficiency"].to_numpy())
-        out = {k: np.full(int(keep.sum()), name, dtype=object) if k == "system" else df[k].to_numpy(dtype=t)[keep]
+        keep = ~np.isnan(cols["efficiency"])
+        out = {k: np.full(int(keep.sum()), name, dtype=object) if k == "system" else np.asarray(cols[k], dtype=t)[keep]
                for k, t in _SCALING_COLUMNS.items()}
     for v in out.values():
         v.flags.writeable = False
