@@ -19,6 +19,7 @@ from accelbook import inference
 from accelbook.chip.tiling import GPU_TILE, gpu_gemm
 from accelbook.inference import rates
 from accelbook.specs.chips import get_chip
+from accelbook.specs.models import get_model
 
 CASES = [
     ("llama-2-70b", "h100", 8, 1024, 256, "fp8", {}),
@@ -189,3 +190,29 @@ def test_plausibility_on_an_array_is_each_speed_on_its_own():
         assert got.dtype == object and got.tolist() == [inference.plausibility(chip, model, float(v)) for v in speeds]
     with pytest.raises(ValueError, match="tokens_per_s_per_user"):
         inference.plausibility("groq-lpu-v1", "llama-2-70b", np.array([1.0, np.nan]))
+
+
+@pytest.mark.parametrize("model", ["llama-2-70b", "deepseek-v3", "mixtral-8x7b", "llama-4-maverick", "gpt-oss-120b",
+                                   "gemma-3-27b", "qwen3-30b-a3b"])
+def test_layer_gemms_on_arrays_is_each_pair_on_its_own(model):
+    """gemm_shape_efficiency works out every (tokens, tp) pair's GEMMs at once: layer_gemms on arrays must
+    give, pair by pair, exactly the plain-number list (the MoE rows and counts included)."""
+    rng = np.random.default_rng(0)
+    M = np.concatenate([[1, 2, 3, 7, 8, 255, 4096], rng.integers(1, 70000, 40)]).astype(np.int64)
+    tp = rng.choice([1, 2, 4, 8, 16], len(M)).astype(np.int64)
+    for Ms in (M, M.astype(float)):
+        table = inference.layer_gemms(model, Ms, tp)
+        for j in range(len(M)):
+            one = inference.layer_gemms(model, Ms.tolist()[j], int(tp[j]))
+            assert len(one) == len(table)
+            got = [tuple(float(np.broadcast_to(x, M.shape)[j]) for x in g) for g in table]
+            assert got == [tuple(float(x) for x in g) for g in one]
+
+
+def test_shape_efficiency_of_many_pairs_is_each_pair_alone():
+    """The pairs worked out together (one call) give each pair's η as it is alone."""
+    for model, chip in (("deepseek-v3", "h200"), ("llama-2-70b", "h100"), ("mixtral-8x7b", "tpu-v6e")):
+        m, c = get_model(model), get_chip(chip)
+        pairs = [(t, p) for t in (1, 3, 64, 1000, 8192) for p in (1, 2, 8)]
+        together = rates._shape_etas(m, c, pairs)
+        assert together == [rates._shape_etas(m, c, [pair])[0] for pair in pairs]

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-from accelbook.checks import instance, one_of, output, real, reals, whole, wholes
+from accelbook.checks import instance, one_of, output, reals, whole, wholes
 from accelbook.chip.tiling import GPU_TILE, gpu_tile_factors, tpu_gemm
 from accelbook.specs.chips import Chip, base_id, get_chip
 from accelbook.specs.efficiency import measured_efficiency
@@ -31,7 +31,7 @@ from accelbook.specs.models import Model, get_model
 from accelbook.training.compute import elementwise_bytes, kv_heads_per_chip, routed_ffn_width
 from accelbook.training.slots import model_vector
 
-from .arrays import any_array
+from .arrays import any_array, maximum, minimum
 
 WEIGHT_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
 MEM_EFFICIENCY = 0.85          # share of memory bandwidth decode reaches (ESTIMATE; Azure measured 92% on GB200 HBM)
@@ -153,10 +153,11 @@ def layer_gemms(model: Model, M: int, tp: int) -> list[tuple[int, float, float, 
     """The GEMMs of one forward pass over ``M`` tokens on one of ``tp`` chips, as (count, M, N, K):
     attention projections (the output projection split along K, the others along N), the FFN (dense
     layers, and on MoE layers each active expert with ``M·top_k/E`` rows, shared experts with ``M``),
-    the LM head; ``count`` is how many such GEMMs the model runs."""
+    the LM head; ``count`` is how many such GEMMs the model runs. ``M`` and ``tp`` may be arrays (of one
+    length): then each entry that depends on them is an array, one figure per (M, tp)."""
     model = instance("model", model, Model, get_model)
-    real("M", M, 1.0, 2.0**40)
-    whole("tp", tp)
+    reals("M", M, 1.0, 2.0**40)
+    wholes("tp", tp)
     L, d = model.n_layers, model.d_model
     out = [(L, M, o, i / tp) if name == "o" else (L, M, o / tp, i) for name, (i, o) in model.attention_matrices().items()]
     up = 2 if model.ffn == "swiglu" else 1
@@ -164,10 +165,10 @@ def layer_gemms(model: Model, M: int, tp: int) -> list[tuple[int, float, float, 
         out += [(model.n_dense_ffn_layers * up, M, model.d_ff / tp, d), (model.n_dense_ffn_layers, M, d, model.d_ff / tp)]
     if model.moe is not None:
         mo, Lm = model.moe, model.n_moe_layers
-        m_e = max(1.0, M * mo.top_k / mo.n_experts)
-        for n_exp, rows in ((min(mo.n_experts, M * mo.top_k), m_e), (mo.n_shared_experts, M)):
-            if n_exp:
-                out += [(Lm * n_exp * up, rows, mo.d_ff_expert / tp, d), (Lm * n_exp, rows, d, mo.d_ff_expert / tp)]
+        m_e = maximum(1.0, M * mo.top_k / mo.n_experts)
+        routed, shared = (minimum(mo.n_experts, M * mo.top_k), m_e), (mo.n_shared_experts, M)   # routed: >= 1
+        for n_exp, rows in (routed, shared) if mo.n_shared_experts else (routed,):
+            out += [(Lm * n_exp * up, rows, mo.d_ff_expert / tp, d), (Lm * n_exp, rows, d, mo.d_ff_expert / tp)]
     return out + [(1, M, model.vocab_size / tp, d)]
 
 
@@ -212,9 +213,12 @@ def _shape_etas(model: Model, chip: Chip, pairs: list) -> list[float]:
     """η_shape of each ``(tokens, tp)`` of ``pairs`` on a GPU or TPU: the GEMMs of :func:`layer_gemms`, each
     one's η (:func:`_gpu_eta`, or the MXU folds of ``tiling.tpu_gemm``; ``M`` whole, ``N`` and ``K`` rounded
     up, all at least 1), FLOP-weighted (:func:`_flop_weighted`)."""
-    gemms = [layer_gemms(model, t, p) for t, p in pairs]
-    starts = np.cumsum([0] + [len(g) for g in gemms])
-    count, M, N, K = (np.ascontiguousarray(c) for c in np.array([x for g in gemms for x in g], dtype=float).T)
+    t, p = (np.array(c) for c in zip(*pairs))
+    gemms = layer_gemms(model, t, p.astype(np.int64))         # every pair at once
+    starts = np.arange(len(pairs) + 1) * len(gemms)
+    # (gemm, field, pair) -> each field's values pair after pair, a pair's GEMMs in layer_gemms' order
+    table = np.array([[np.broadcast_to(np.asarray(x, dtype=float), t.shape) for x in g] for g in gemms])
+    count, M, N, K = (np.ascontiguousarray(table[:, f, :].T).ravel() for f in range(4))
     Mi, Ni, Ki = (np.maximum(1, x) for x in (M.astype(np.int64), np.ceil(N).astype(np.int64), np.ceil(K).astype(np.int64)))
     if chip.kind == "tpu":
         eta = np.array([tpu_gemm(m, n, k, chip.mxu_rows or 128, chip.mxu_count or 4)["efficiency"]

@@ -111,10 +111,11 @@ def frontier_chart(front: pd.DataFrame, target_tps_user: float, per: str = "chip
     out of the model's reach (``flag``) hollow and grey on a dotted line, the reason in the tooltip and
     in the note under the chart."""
     col = "tokens_per_s_per_chip" if per == "chip" else "tokens_per_s_per_kw"
-    f = _with_flags(front.dropna(subset=[col]))
-    return Figure.from_template(_template_frontier(per), title=title,
-                                front=f[["system", "tokens_per_s_per_user", col, "tp", "pp", "batch", "flag",
-                                         "out_of_reach"]],
+    keep = front[col].notna().to_numpy()          # the points with a figure to plot (one frame, not four copies)
+    flag = front["flag"].fillna("").to_numpy(dtype=object) if "flag" in front else np.full(len(front), "", dtype=object)
+    f = pd.DataFrame({**{c: front[c].to_numpy()[keep] for c in ("system", "tokens_per_s_per_user", col, "tp", "pp", "batch")},
+                      "flag": flag[keep], "out_of_reach": flag[keep] != ""})
+    return Figure.from_template(_template_frontier(per), title=title, front=f,
                                 note=flag_note(f),
                                 target=pd.DataFrame({"tokens_per_s_per_user": [float(target_tps_user)]}))
 

@@ -84,7 +84,8 @@ def frontier_view(model, systems, input_len, output_len, precision, target_tps_u
                            _best_rows(front, systems, target_tps_user))
     summary = (f"At **{target_tps_user:,.0f} tokens/s per user**:\n\n" + table
                + ("" if not missing else f"\n\nDoes not fit: {', '.join(missing)}."))
-    flagged = sorted(front.loc[front["flag"] != "", "system"].unique()) if "flag" in front else []
+    flagged = (sorted(set(front["system"].to_numpy(dtype=object)[front["flag"].to_numpy(dtype=object) != ""]))
+               if "flag" in front else [])
     if flagged:
         summary += (f"\n\n**Hollow grey points are out of the model's reach** ({', '.join(flagged)}): on these SRAM "
                     "chips the model has no published per-layer latency of a token crossing the chips or the wafer, "
