@@ -216,9 +216,12 @@ def _shape_etas(model: Model, chip: Chip, pairs: list) -> list[float]:
     t, p = (np.array(c) for c in zip(*pairs))
     gemms = layer_gemms(model, t, p.astype(np.int64))         # every pair at once
     starts = np.arange(len(pairs) + 1) * len(gemms)
-    # (gemm, field, pair) -> each field's values pair after pair, a pair's GEMMs in layer_gemms' order
-    table = np.array([[np.broadcast_to(np.asarray(x, dtype=float), t.shape) for x in g] for g in gemms])
-    count, M, N, K = (np.ascontiguousarray(table[:, f, :].T).ravel() for f in range(4))
+    # (field, pair, gemm) -> each field's values pair after pair, a pair's GEMMs in layer_gemms' order
+    table = np.empty((4, len(pairs), len(gemms)))
+    for i, g in enumerate(gemms):
+        for f in range(4):
+            table[f, :, i] = g[f]          # a plain number fills the column; an array, pair by pair
+    count, M, N, K = (table[f].ravel() for f in range(4))
     Mi, Ni, Ki = (np.maximum(1, x) for x in (M.astype(np.int64), np.ceil(N).astype(np.int64), np.ceil(K).astype(np.int64)))
     if chip.kind == "tpu":
         eta = np.array([tpu_gemm(m, n, k, chip.mxu_rows or 128, chip.mxu_count or 4)["efficiency"]
