@@ -349,3 +349,20 @@ def test_moe_summary_counts_nodes_as_the_control_does():
 
     text = moe_routing_spec().render(n_chips=512, n_experts=512).summary
     assert "of 64 nodes of 8 chips" in text
+
+
+def test_moe_summary_says_when_its_figures_are_of_a_sample():
+    """Past the routing budget the dashboard simulates fewer tokens per batch; a smaller batch averages out
+    less, so its imbalance overstates the full batch's: the summary must say the figures are sampled, and
+    only then. Checked against the full simulation for the docstring's case."""
+    from accelbook import moe
+    from accelbook.ui.dashboards import moe_routing_spec
+    from accelbook.ui.dashboards.nb05_moe_all_to_all import _routing_sample
+
+    spec = moe_routing_spec()
+    big = spec.render(n_experts=256, n_chips=256, tokens_per_chip=512, n_batches=4, top_k=8, capacity_factor=1.25)
+    assert "**Sampled**" in big.summary and "8,192 of the 131,072 tokens" in big.summary
+    assert "Sampled" not in spec.render(n_experts=256, n_chips=64, tokens_per_chip=64).summary
+    T, T_full = _routing_sample(256, 256, 512, 4, None)
+    sample, full = (moe.simulate_routing(t, 256, 8, capacity_factor=1.25, n_batches=4, n_groups=32) for t in (T, T_full))
+    assert sample.imbalance.mean() > full.imbalance.mean() * 1.05
