@@ -44,17 +44,7 @@ def scaling(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: i
             batch_tokens_per_chip: float | None = None, global_batch_tokens: float | None = None,
             precision: str = "bf16", cluster: Cluster | str | None = None, layout: str = "fixed",
             **fixed) -> pd.DataFrame:
-    """Throughput against chip count: :func:`scaling_columns`' table, one row per chip count."""
-    return pd.DataFrame(scaling_columns(model, chip, chip_counts, seq_len, batch_tokens_per_chip, global_batch_tokens,
-                                        precision, cluster, layout, **fixed))
-
-
-def scaling_columns(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: int,
-                    batch_tokens_per_chip: float | None = None, global_batch_tokens: float | None = None,
-                    precision: str = "bf16", cluster: Cluster | str | None = None, layout: str = "fixed",
-                    **fixed) -> dict:
-    """Throughput against chip count, as the columns of :func:`scaling`'s table (number columns as arrays,
-    the others as lists; a dashboard that stacks several builds one table of them).
+    """Throughput against chip count.
 
     Weak scaling: ``batch_tokens_per_chip`` fixed (the global batch grows with the chips).
     Strong scaling: ``global_batch_tokens`` fixed. ``layout="fixed"``: the best layout at the
@@ -70,6 +60,17 @@ def scaling_columns(model: Model | str, chip: Chip | str | None, chip_counts, se
     ``1/dp`` of the parameters, so that step shrinks as data parallelism grows, while the model hides
     the data-parallel collectives (which grow with dp) behind compute.
     """
+    return pd.DataFrame(scaling_columns(model, chip, chip_counts, seq_len, batch_tokens_per_chip, global_batch_tokens,
+                                        precision, cluster, layout, **fixed))
+
+
+def scaling_columns(model: Model | str, chip: Chip | str | None, chip_counts, seq_len: int,
+                    batch_tokens_per_chip: float | None = None, global_batch_tokens: float | None = None,
+                    precision: str = "bf16", cluster: Cluster | str | None = None, layout: str = "fixed",
+                    **fixed) -> dict:
+    """:func:`scaling`'s table as its columns: number columns as arrays (NaN where a chip count has no
+    estimate, the reason in ``note``), the others as lists; a dashboard that stacks several curves builds
+    one table of them."""
     if (batch_tokens_per_chip is None) == (global_batch_tokens is None):
         raise ValueError("give exactly one of batch_tokens_per_chip (weak scaling) or global_batch_tokens (strong)")
     if layout not in ("fixed", "best"):
@@ -202,4 +203,3 @@ def _evaluate_fast(chip, n, gbt, s, c: dict, vecs) -> tuple[np.ndarray, dict]:
                           GRAD_SYNC.index(c["grad_sync"]) if "grad_sync" in c else None,
                           SCHEDULES.index(c.get("schedule", "1f1b")))
     return out, dict(c, dp=dp, global_batch_sequences=B, n_microbatches=int(round(out[R_N_MICROBATCHES])))
-
