@@ -153,10 +153,11 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
         hop_latency_s, price_usd_per_hour, weight_streaming_bytes_per_s, tokens_per_seq, cuda_graphs, attention, pue)
     streaming = weight_streaming_bytes_per_s
     m = memory_terms(model, lay, r, streaming)
-    dec = decode_terms(model, chip, lay, r, m, tokens_per_seq)
-    pf = prefill_terms(model, chip, lay, r, m)
+    ar = allreduce_terms(model, lay, r)
+    dec = decode_terms(model, chip, lay, r, m, tokens_per_seq, ar)
+    pf = prefill_terms(model, chip, lay, r, m, ar)
     tps = throughput(lay, dec, pf)
-    allreduce = allreduce_terms(model, lay, r) if attention == "tp" else (0.0, 0.0)
+    allreduce = ar if attention == "tp" else (0.0, 0.0)
     pw = decode_power(chip, dec.gemm_mem + dec.attn_mem, dec.gemm_cmp + dec.attn_cmp, dec.t_stage, pue)
     bound, power = pw.bound, pw.wall_w
     n = lay.n

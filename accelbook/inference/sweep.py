@@ -24,7 +24,7 @@ from .parallel import ATTENTION_LAYOUTS
 from .power import decode_power
 from .rates import WEIGHT_PRECISIONS
 from .result import usable_bytes
-from .terms import Layout, chip_rates, decode_terms, memory_terms, prefill_terms, throughput
+from .terms import Layout, allreduce_terms, chip_rates, decode_terms, memory_terms, prefill_terms, throughput
 
 #: the most layouts :func:`min_chips` evaluates (well under a millisecond each) before it refuses
 MAX_SEARCH_ESTIMATES = 20_000
@@ -164,8 +164,9 @@ def _grid(args: tuple, every: list, batches, kv_precision: str, kw: dict) -> dic
         _estimate_at(args, B[i], (tp[i], pp[i]), kw)
     lay = Layout(n, B, s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision)
     m = memory_terms(model, lay, r, streaming)
-    dec = decode_terms(model, chip, lay, r, m, kw.get("tokens_per_seq", 1))
-    pf = prefill_terms(model, chip, lay, r, m)
+    ar = allreduce_terms(model, lay, r)           # the same for decode and prefill: worked out once
+    dec = decode_terms(model, chip, lay, r, m, kw.get("tokens_per_seq", 1), ar)
+    pf = prefill_terms(model, chip, lay, r, m, ar)
     tps = throughput(lay, dec, pf)
     pue = kw["pue"] if kw.get("pue") is not None else default_pue()
     pw = decode_power(chip, dec.gemm_mem + dec.attn_mem, dec.gemm_cmp + dec.attn_cmp, dec.t_stage, pue)

@@ -244,10 +244,12 @@ def allreduce_terms(model: Model, lay: Layout, r: Rates) -> tuple[float, float]:
             per_stage * each(lambda tp: ring_time_s(2, model.d_model * 2, tp, 0.0, r.link), lay.tp))
 
 
-def decode_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, q: int = 1) -> Decode:
+def decode_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, q: int = 1,
+                 ar: tuple | None = None) -> Decode:
     """One step for every sequence: a microbatch of ``b = B/pp`` per stage at mean context ``c``, each
     sequence processing ``q`` tokens that share its context (``q = γ+1`` verifies ``γ`` draft tokens): the
-    weights and the KV cache are read once, the matmuls, attention FLOPs and all-reduce bytes are ``q``×."""
+    weights and the KV cache are read once, the matmuls, attention FLOPs and all-reduce bytes are ``q``×.
+    ``ar``: :func:`allreduce_terms` of this layout, when the caller has them already."""
     tp, pp, d = lay.tp, lay.pp, model.d_model
     b = maximum(lay.B / pp, 1.0)                            # a microbatch per stage (at least one sequence)
     bq = b * q                                           # tokens its matmuls process
@@ -271,7 +273,7 @@ def decode_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, q: 
     attn_mem = b * c * m.kv_tok_chip * (model.kv_share(c) / model.kv_share(m.ctx_full)) / (r.eta_mem * r.mem_bw)
     attn_cmp = (bq * c * decode_attention_flops_per_context_token(model) * model.attention_share(c) / (tp * pp)
                 / (r.eta_att * r.peak_att))
-    ar_fixed, ar_tok = allreduce_terms(model, lay, r)
+    ar_fixed, ar_tok = allreduce_terms(model, lay, r) if ar is None else ar
     t_comm = ar_fixed + bq * ar_tok                      # two all-reduces a layer
     t_launch = (model.n_layers / pp) * r.t_launch        # host and launch time, without CUDA graphs
     elem_tok = each(lambda t: elementwise_bytes_per_token(model, t, lay.precision), tp) / pp / (r.eta_mem * r.mem_bw)
@@ -301,9 +303,9 @@ def _decode_dp(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, b: fl
                    t_elem, elem_tok)
 
 
-def prefill_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory) -> Prefill:
+def prefill_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, ar: tuple | None = None) -> Prefill:
     """One prompt of ``s_in`` tokens at an idle server: causal attention, the stages one after another;
-    the GEMMs at the efficiency of their ``s_in``-row shapes."""
+    the GEMMs at the efficiency of their ``s_in``-row shapes. ``ar`` as :func:`decode_terms`'."""
     tp, pp, s_in = lay.tp, lay.pp, lay.s_in
     L, d = model.n_layers, model.d_model
     d_qk, d_v = model.attention_dim
@@ -316,7 +318,7 @@ def prefill_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory) ->
     pf_tok = per_tok + attn_tok
     pf_cmp = s_in * pf_tok
     pf_mem = (m.w_chip if dp else weights_read_bytes(model, m.bpe, s_in) / (tp * pp)) / m.w_bw
-    ar_fixed, ar_tok = allreduce_terms(model, lay, r)
+    ar_fixed, ar_tok = allreduce_terms(model, lay, r) if ar is None else ar
     pf_comm = ((model.n_moe_layers / pp) * expert_all_to_all_s(model, s_in, tp, r.hop, r.link) if dp
                else ar_fixed + s_in * ar_tok)
     pf_elem = s_in * each(lambda t: elementwise_bytes_per_token(model, t, lay.precision), 1 if dp else tp) / pp \
