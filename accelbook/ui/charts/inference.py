@@ -33,7 +33,7 @@ def flag_note(df: pd.DataFrame, label: str = "system") -> pd.DataFrame:
     reach and why (the reason of its fastest flagged point), wrapped to ``NOTE_WIDTH`` characters; one line
     saying all points are real otherwise."""
     lines = []
-    flag = df["flag"].fillna("").to_numpy(dtype=object) if "flag" in df else np.array([], dtype=object)
+    flag = _flags(df)
     out = flag != ""
     if out.any():
         keys, speed, why = df[label].to_numpy(dtype=object)[out], df["tokens_per_s_per_user"].to_numpy(float)[out], flag[out]
@@ -47,8 +47,13 @@ def flag_note(df: pd.DataFrame, label: str = "system") -> pd.DataFrame:
     return pd.DataFrame({"i": range(len(lines)), "line": lines})
 
 
+def _flags(df: pd.DataFrame) -> np.ndarray:
+    """Each point's ``flag`` (the reason it is out of the model's reach), ``""`` where it has none."""
+    return df["flag"].fillna("").to_numpy(dtype=object) if "flag" in df else np.full(len(df), "", dtype=object)
+
+
 def _with_flags(df: pd.DataFrame) -> pd.DataFrame:
-    flag = df["flag"].fillna("") if "flag" in df else pd.Series("", index=df.index)
+    flag = _flags(df)
     return df.assign(flag=flag, out_of_reach=flag != "")
 
 
@@ -112,7 +117,7 @@ def frontier_chart(front: pd.DataFrame, target_tps_user: float, per: str = "chip
     in the note under the chart."""
     col = "tokens_per_s_per_chip" if per == "chip" else "tokens_per_s_per_kw"
     keep = front[col].notna().to_numpy()          # the points with a figure to plot (one frame, not four copies)
-    flag = front["flag"].fillna("").to_numpy(dtype=object) if "flag" in front else np.full(len(front), "", dtype=object)
+    flag = _flags(front)
     f = pd.DataFrame({**{c: front[c].to_numpy()[keep] for c in ("system", "tokens_per_s_per_user", col, "tp", "pp", "batch")},
                       "flag": flag[keep], "out_of_reach": flag[keep] != ""})
     return Figure.from_template(_template_frontier(per), title=title, front=f,

@@ -39,7 +39,7 @@ from . import (
     nb10_number_formats,
     nb11_design_spaces_at_scale,
 )
-from .common import chip_options, concat_found, existing, markdown_table, model_options, require_some
+from .common import chip_options, existing, markdown_table, model_options, require_some
 from .nb00_start_here import catalogue_spec, catalogue_view
 from .nb01_gpu_vs_tpu import (
     DEFAULT_COST_CHIPS,
@@ -95,7 +95,7 @@ NOTEBOOK_MODULES = (nb00_start_here, nb01_gpu_vs_tpu, nb02_inside_the_chip, nb03
 ALL_SPECS = tuple(spec for module in NOTEBOOK_MODULES for spec in module.SPECS)
 
 __all__ = [
-    "ALL_SPECS", "NOTEBOOK_MODULES", "chip_options", "model_options", "existing", "require_some", "markdown_table", "concat_found",
+    "ALL_SPECS", "NOTEBOOK_MODULES", "chip_options", "model_options", "existing", "require_some", "markdown_table",
     "catalogue_spec", "catalogue_view",
     "DEFAULT_ROOFLINE_CHIPS", "DEFAULT_COST_CHIPS", "roofline_spec", "roofline_view", "training_cost_spec",
     "training_cost_view",

@@ -6,9 +6,7 @@ to ``data/`` shows up in every dashboard's dropdown without code.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
-
-import pandas as pd
+from typing import Iterable, Sequence
 
 from accelbook.specs.chips import all_chips
 from accelbook.specs.models import all_models
@@ -41,10 +39,3 @@ def markdown_table(columns: Sequence[str], rows: Iterable[str]) -> str:
     head = "| " + " | ".join(columns) + " |"
     rule = "|" + "---|" * len(columns)
     return "\n".join([head, rule, *rows])
-
-
-def concat_found(parts: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, list[str]]:
-    """One frame of the non-empty ``parts`` (one per system or network), and the names that came back empty."""
-    missing = [name for name, f in parts.items() if f.empty]
-    found = [f for f in parts.values() if not f.empty]
-    return (pd.concat(found, ignore_index=True) if found else pd.DataFrame()), missing
