@@ -27,7 +27,7 @@ LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 venv: $(VENV)/.installed
 
 # The stamp makes `make venv` a no-op once installed; editing pyproject.toml reinstalls.
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade pip
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e ".[test,book]"
