@@ -50,7 +50,8 @@ Where each part lives (the file list is the table of contents):
   as small ``@njit`` functions;
 - :mod:`.kernel`: ``_evaluate`` (one layout) and ``_search_kernel`` (every layout, sharing terms within a group),
   behind :func:`~.kernel.evaluate_layout` and :func:`~.kernel.evaluate_layouts`;
-- :mod:`.step`: :func:`estimate` and :class:`TrainingEstimate`; :mod:`.layouts`: :func:`search_space`,
+- :mod:`.layout`: :class:`Layout`, one parallel layout and the run's options as a value (prints as the
+  tables' label, loads from TOML); :mod:`.step`: :func:`estimate` and :class:`TrainingEstimate`; :mod:`.layouts`: :func:`search_space`,
   :func:`search`; :mod:`.scaling_curve`: :func:`scaling` (its columns: :func:`scaling_columns`);
   :mod:`.validation`: the published runs,
   :func:`validation_table` and :func:`error_band` (the band to print next to a predicted MFU or
@@ -60,6 +61,7 @@ Where each part lives (the file list is the table of contents):
 """
 
 from .goodput import PublishedGoodput, check_goodput, goodput_words, published_goodput, time_to_train_words
+from .layout import Layout, label_of, load_layouts
 from .layouts import best_config, search, search_space
 from .mfu import (
     ATTENTION_COUNTS,
@@ -72,7 +74,7 @@ from .mfu import (
     reference_peak_flop_s,
 )
 from .scaling_curve import scaling, scaling_columns
-from .slots import CONFIG_FIELDS, N_RESULTS, PRECISIONS, RECOMPUTE, RESULT_FIELDS, R
+from .slots import CONFIG_FIELDS, PRECISIONS, RECOMPUTE, RESULT_FIELDS
 from .step import HOURS, MEMORY_LABELS, TIME_LABELS, TrainingEstimate, estimate
 from .validation import (
     CONVENTIONS,
@@ -90,9 +92,9 @@ from .validation import (
 from .waterfall import waterfall, waterfall_table
 
 __all__ = [
-    "estimate", "TrainingEstimate", "search", "search_space", "best_config", "scaling", "scaling_columns", "validation_table",
+    "estimate", "TrainingEstimate", "Layout", "label_of", "load_layouts", "search", "search_space", "best_config", "scaling", "scaling_columns", "validation_table",
     "published_runs", "predicted_metric", "estimate_auto", "run_layout", "RECOMPUTE", "PRECISIONS", "METRICS",
-    "CONVENTIONS", "CONFIG_FIELDS", "RESULT_FIELDS", "R", "N_RESULTS", "TIME_LABELS", "MEMORY_LABELS", "HOURS",
+    "CONVENTIONS", "CONFIG_FIELDS", "RESULT_FIELDS", "TIME_LABELS", "MEMORY_LABELS", "HOURS",
     "model_flops_utilisation", "counted_flops_per_token", "reference_peak_flop_s", "convention_name",
     "ATTENTION_COUNTS", "PEAKS", "DEFAULT_ATTENTION", "DEFAULT_PEAK", "error_band", "ErrorBand",
     "published_goodput", "PublishedGoodput", "check_goodput", "goodput_words", "time_to_train_words",

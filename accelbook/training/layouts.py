@@ -13,6 +13,7 @@ from accelbook.specs.models import Model
 
 from .arguments import batch_sequences, chip_count, memory_reserve_fraction, resolve, sequence_length
 from .kernel import evaluate_layouts, evaluate_rows, rank_layouts
+from .layout import ZERO_STAGES, Layout
 from .mfu import model_flops_utilisation
 from .slots import (
     CFG_PP,
@@ -33,7 +34,7 @@ from .slots import (
     model_vector,
     options_vector,
 )
-from .step import TIME_LABELS, ZERO_STAGES, estimate
+from .step import TIME_LABELS, estimate
 
 #: the largest ``top`` ranked by :func:`~.kernel.rank_layouts` (a larger one evaluates every layout)
 RANK_TOP_MAX = 64
@@ -167,13 +168,10 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
     cols["hfu"] = cols["mfu"] * np.divide(cols["hfu"], kernel_mfu, out=np.ones(len(kernel_mfu)), where=kernel_mfu > 0)
     cols["why"] = _why(cols)
     best = {k: v[0] for k, v in cols.items()}
-    best_est = estimate(model, chip, n, global_batch_tokens, s, tp=int(best["tp"]), pp=int(best["pp"]),
-                                cp=int(best["cp"]), dp=int(best["dp"]), ep=int(best["ep"]), vp=int(best["vp"]),
-                                microbatch=int(best["microbatch"]), zero_stage=int(best["zero_stage"]),
-                                recompute=best["recompute"], grad_sync=best["grad_sync"], schedule=best["schedule"],
-                                precision=precision,
-                                cluster=cl, flash_attention=flash_attention, sequence_parallel=sequence_parallel,
-                                memory_reserve=memory_reserve, tp_overlap=tp_overlap, cp_comm=cp_comm)
+    best_est = estimate(model, chip, n, global_batch_tokens, s, cluster=cl, memory_reserve=memory_reserve,
+                        layout=Layout.from_mapping({**best, "precision": precision, "flash_attention": flash_attention,
+                                                    "sequence_parallel": sequence_parallel, "tp_overlap": tp_overlap,
+                                                    "cp_comm": cp_comm}))
     out = pd.DataFrame(cols)
     numbers = {k: v for k, v in cols.items() if v.dtype.kind in "iuf"}
     try:    # the check on the number columns; a failure is named as the table's columns are

@@ -19,6 +19,7 @@ from accelbook.specs.models import Model
 from .arguments import batch_sequences, chip_count, memory_reserve_fraction, resolve, sequence_length
 from .goodput import check_goodput, time_to_train_words
 from .kernel import evaluate_layout
+from .layout import ZERO_STAGES, Layout, layout_arguments
 from .mfu import ATTENTION_COUNTS, DEFAULT_ATTENTION, DEFAULT_PEAK, PEAKS, convention_name, model_flops_utilisation
 from .slots import (
     CP_COMM,
@@ -34,7 +35,6 @@ from .slots import (
 )
 
 HOURS = 3600.0
-ZERO_STAGES = (0, 1, 2, 3)
 
 #: ``TrainingEstimate.time`` key (a result field, as in :func:`search`'s columns) -> its display label
 TIME_LABELS = {"t_gemm_s": "matmuls", "t_attention_s": "attention", "t_elementwise_s": "elementwise",
@@ -95,6 +95,11 @@ class TrainingEstimate:
         peak (:func:`accelbook.training.mfu.model_flops_utilisation`)."""
         convention_name(attention, peak)   # checks both names
         return self.mfu_by_convention[(attention, peak)]
+
+    @property
+    def layout(self) -> Layout:
+        """The layout this step ran, as one value (``dp`` and ``grad_sync`` as resolved)."""
+        return Layout.from_mapping(self.config)
 
     @property
     def tokens_per_s(self) -> float:
@@ -315,8 +320,12 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
              cluster: Cluster | str | None = None, flash_attention: bool = True,
              sequence_parallel: bool = True, memory_reserve: float = MEMORY_RESERVE,
              tp_overlap: float = 0.0, grad_sync: str | None = None, cp_comm: str = "ring",
-             schedule: str = "1f1b") -> TrainingEstimate:
+             schedule: str = "1f1b", layout: Layout | None = None) -> TrainingEstimate:
     """Step time, MFU, tokens/s and memory per chip of one parallel layout.
+
+    The layout is given as keywords (``tp=8, pp=4``) or as one value, ``layout=Layout(tp=8, pp=4)``
+    (:class:`~accelbook.training.layout.Layout`; then the keywords stay at their defaults), and comes
+    back as ``TrainingEstimate.layout``.
 
     ``global_batch_tokens`` must be a whole number of ``seq_len`` sequences; ``dp`` defaults to
     ``n_chips / (tp·cp·pp)``. ``recompute``: "none", "selective" (norms and FFN activation, plus
@@ -332,6 +341,12 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     ``cp_comm``: how context parallelism moves K and V: "ring" (ring attention, hidden behind the
     attention it feeds) or "allgather" (gathered before attention, exposed: Llama 3's choice).
     """
+    if layout is not None:
+        given = dict(tp=tp, pp=pp, dp=dp, ep=ep, cp=cp, zero_stage=zero_stage, recompute=recompute, microbatch=microbatch,
+                     vp=vp, precision=precision, flash_attention=flash_attention, sequence_parallel=sequence_parallel,
+                     tp_overlap=tp_overlap, grad_sync=grad_sync, cp_comm=cp_comm, schedule=schedule)
+        return estimate(model, chip, n_chips, global_batch_tokens, seq_len, cluster=cluster, memory_reserve=memory_reserve,
+                        **layout_arguments(layout, given))
     model, chip, cl = resolve(model, chip, cluster, precision)
     n = chip_count(n_chips)
     s = sequence_length(seq_len)

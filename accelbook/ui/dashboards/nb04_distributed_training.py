@@ -30,13 +30,7 @@ def layout_label(config: Mapping) -> str:
     ``config`` is a ``TrainingEstimate.config`` or a row of ``training.search`` (the keys of
     :data:`LAYOUT_KEYS`). Degrees of 1 are left out, except ``dp``; ``vp`` and ``ep`` appear when above 1.
     """
-    parts = [f"{k}{config[k]}" for k in ("tp", "cp", "pp", "dp") if config[k] > 1 or k == "dp"]
-    if config["vp"] > 1:
-        parts.append(f"vp{config['vp']}")
-    if config["ep"] > 1:
-        parts.append(f"ep{config['ep']}")
-    parts += [f"mb{config['microbatch']}", f"ZeRO-{config['zero_stage']}", f"recompute {config['recompute']}"]
-    return " ".join(parts)
+    return training.label_of(config)
 
 
 def _training_chip_options() -> list[tuple[str, str]]:
