@@ -3,12 +3,17 @@
 ``_evaluate`` puts the formulas of :mod:`.compute`, :mod:`.communication`, :mod:`.pipeline` and
 :mod:`.memory` together for one layout and writes the named result slots (:mod:`.slots`, ``R_*``):
 
-    t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep + t_perm + t_imb + σ·(h_tp + h_cp)   (one layer, one microbatch)
-    step    = m·t_mb + (pp-1)/vp·t_mb + t_dp + t_dp_bucket + t_opt + σ·h_dp,  t_opt = 30·Ψ_opt / B_hbm   (Adam)
+    t_layer = t_fwd + t_bwd + t_rec + t_tp + t_cp + t_ep + t_perm + t_imb + σ·(h_tp + h_cp + h_ep)   (one layer, one microbatch)
+    step    = m·t_mb + bubble + t_dp + t_dp_bucket + t_opt + σ·h_dp,  t_opt = 30·Ψ_opt / B_hbm   (Adam)
 
-with ``h_*`` the communication hidden behind compute and σ (``C_OVL``) the measured slowdown of
-compute while a collective runs beside it.
+with ``h_*`` the communication hidden behind compute (``h_ep`` only under DualPipe), σ (``C_OVL``) the
+measured slowdown of compute while a collective runs beside it, the bubble that of the schedule
+(:func:`~.pipeline.bubble_time`: ``(pp-1)/vp·t_mb`` under 1F1B) and ``h_dp`` the data-parallel traffic
+that hides (all of it less the exposed part and the last bucket); :func:`~.rows.finish_row` has each term.
     MFU     = tokens · FLOP_per_token(causal) / (n · P · step),  HFU = MFU · 4/3 under full recomputation
+
+(the ``R_MFU`` slot: causal attention over the peak at the run's precision; :func:`~.step.estimate` reports
+MFU with full attention over the bf16 peak, :mod:`.mfu`, and HFU in that convention).
 
 The per-step time components (``t_gemm_s``, ...) are those of an average stage: ``m·L/pp`` layer
 passes (forward + backward: ×3 for GEMMs and elementwise, ×3.5 attention FLOPs, ×3 score traffic), and

@@ -87,10 +87,14 @@ def optimizer_step_bytes(c):
 
 @njit(cache=True, inline="always")
 def activation_bytes_per_token(mv, s, tp, sp, kv_loc, rec, flash):
-    """Bytes one layer keeps per token for the backward pass: the residual inputs of the 2 norms;
-    the norms' outputs (GEMM inputs) and the FFN activation output unless "selective" (``rec`` 1)
-    recomputes them; q, k, v and the attention output; the FFN's up-projection outputs; the routed
-    copies; and, unfused without recomputation, the softmax output (bf16, ``2·(h/tp)·s``)."""
+    """Bytes one layer keeps per token for the backward pass (bf16): the residual inputs of the 2 norms
+    (``2·2d/sp``); the norms' outputs (GEMM inputs, ``2·2d/sp``) and the FFN activation output unless
+    "selective" (``rec`` 1) recomputes them; q, k, v (``2·(h/tp + 2·kv_loc)·d_head``) and the attention
+    output (``2·d_v/tp``); per unit of FFN width ``w = 2·(n_mats - 1) + 2·keep`` bytes (the up-projection
+    outputs, and the activation output when kept): ``(1-f)·w·d_ff/tp`` dense, and on the MoE share ``f``
+    the ``top_k`` routed copies of the token (``2d`` each) with their experts' ``w·d_ff_expert/tp`` and the
+    shared experts' ``n_shared·w·d_ff_expert/tp``; and, unfused without recomputation, the softmax output
+    (``2·(h/tp)·s``)."""
     d = mv[M_D]
     f = mv[M_FMOE]
     keep = 0.0 if rec == 1 else 1.0

@@ -135,7 +135,8 @@ def held_params(g, sched):
 
 @njit(cache=True, inline="always")
 def dp_groups(dp, cp, ep):
-    """(ranks holding the same non-expert weights, ranks holding the same experts)."""
+    """(ranks holding the same non-expert weights, ranks holding the same experts): ``(dp·cp, dp·cp/ep)``,
+    the first at rank stride tp, the second at stride tp·cp·ep (:func:`~.communication.data_parallel_collectives`)."""
     return dp * cp, dp * cp / ep
 
 
@@ -244,6 +245,18 @@ def step_floor(mv, c, g, tp, cp, pp, vp, sched, opt, t_bk, t_opt):
 def finish_row(mv, c, g, d, B, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sched, flash, usable_bytes, opt, out):
     """Fill ``out`` (the ``R_*`` slots) for one layout from its terms ``g`` (:func:`layout_terms`) and
     data-parallel passes ``d`` (:func:`dp_passes`); the other arguments as :func:`~.kernel._evaluate`'s.
+
+    One layer, one microbatch: ``t_perm = n·t_permute`` and ``t_imb = (n + 1)·t_imbalance`` with n = 2
+    passes (forward, backward), 3 under full recomputation (the forward again); DualPipe hides
+    ``h_ep = min(t_ep, t_fwd + t_bwd + t_rec)`` of the all-to-all and all the pipeline sends, which cost
+    ``σ·t_pp`` instead. The bubble (:func:`~.pipeline.bubble_time`) takes ``t_b = L_st·(t_bwd - t_g + t_rec)``
+    and ``t_w = L_st·t_g`` (the weight gradients, as long as the forward GEMMs). Data parallelism
+    (:func:`~.communication.data_parallel_times`) hides behind ``t_layers = L_st·t_layer``, a forward
+    ``L_st·(t_fwd + t_tp/2)`` and a backward ``L_st·(t_bwd + t_rec + t_tp/2)`` of the busiest stage, and what
+    hides costs ``σ·(t_dp_total - t_dp - t_bk)``. The per-step time slots are an average stage's:
+    ``m·L/pp`` layer passes of ``3·t_g`` (GEMMs), ``3.5·t_a + 3·t_a_mem`` (attention), ``3·t_e``, ``t_rec``,
+    ``t_tp``, ``t_cp``, ``t_ep``, ``t_perm``, ``t_imb``; ``m·t_head/pp``; ``m·t_pp``; and the stage
+    imbalance ``m·max(0, t_mb - t_pp - σ·t_pp(DualPipe) - (L/pp)·t_layer - t_head/pp)``.
 
     Length: one function on purpose. Each stage feeds the next (a layer's time sets the microbatch's,
     which sets the bubble and the windows data parallelism hides behind) and the result slots are
