@@ -63,8 +63,7 @@ def test_the_comparison_tolerance_and_exact_strings(golden):
 
 
 def test_the_file_layout_round_trips_floats_and_non_finite_values(golden, tmp_path):
-    sys.path.insert(0, str(TOOLS))
-    from golden_encode import Entries
+    from golden_encode import Entries  # beside golden.py, on the path the fixture set
 
     g = Entries()
     g.put("x", {"a": 0.1 + 0.2, "b": float("nan"), "c": [float("inf"), -float("inf"), 1]})

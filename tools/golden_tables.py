@@ -25,7 +25,7 @@ TABLES = {
     "training.error_band": tr.error_band,
     "inference.validation_table": inf.validation_table,
     "inference.error_band": inf.error_band,
-    "inference.mlperf.server_validation_table": mlperf.server_validation_table,
+    "mlperf.server_validation_table": mlperf.server_validation_table,
     "collectives.validation_table": network_validation.validation_table,
     "claims.claims_table": claims.claims_table,
     "systolic.scalesim_comparison": systolic.scalesim_comparison,
