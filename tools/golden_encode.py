@@ -132,7 +132,8 @@ class Entries:
     def _fields(self, key: str, items, depth: int) -> None:
         n = 0
         for k, x in items:
-            self.put(f"{key}.{k}", x, depth + 1)
+            name = ",".join(map(str, k)) if isinstance(k, tuple) else k
+            self.put(f"{key}.{name}", x, depth + 1)
             n += 1
         if not n:
             self.set(key, "<empty>")
