@@ -45,22 +45,9 @@ def junk_value(key: str):
             "numeric_text": "8", "none": None, "list": [1, 2], "true": True, "unknown_name": "no-such-name"}[key]
 
 
-def targets() -> dict:
-    """label -> (callable, baseline kwargs). Built in the worker; objects the calls need made once."""
-    import accelbook as ab
+def _inference_targets(m8, h100, df) -> dict:
     from accelbook import inference as inf
-    from accelbook import training as tr
-    from accelbook.chip import roofline
-    from accelbook.economics import cost
-    from accelbook.inference import mlperf, serving
-    from accelbook.network import collectives
-    from accelbook.network import topology as tp
 
-    m8, h100 = ab.get_model("llama-3.1-8b"), ab.get_chip("h100")
-    sc = inf.step_cost("llama-3.1-8b", "h100", 1, input_len=512, output_len=128)
-    wl = serving.workload(100, 20.0, prompt=("uniform", 64, 512), output=("uniform", 16, 128), seed=1)
-    res = serving.simulate(wl, sc)
-    df = inf.sweep("llama-3.1-8b", "h100", 8, 1024, 256)
     base = dict(model="llama-3.1-8b", chip="h100")
     est = dict(base, n_chips=8, batch_size=8, input_len=1024, output_len=256, precision="bf16", tp=None, pp=1,
                kv_precision=None, mem_efficiency=None, hop_latency_s=None, price_usd_per_hour=None,
@@ -68,7 +55,7 @@ def targets() -> dict:
     sweep_kw = dict(base, n_chips=8, input_len=1024, output_len=256, precision="bf16", max_tp=64)
     sc_fields = dict(fixed_s=1e-4, weight_read_s=5e-3, per_token_s=1e-5, comm_per_token_s=1e-7,
                      decode_per_ctx_token_s=1e-8, prefill_attn_per_token_s=1e-8, max_batch=64, max_kv_tokens=100000)
-    t = {
+    return {
         # -- inference --------------------------------------------------------------------------------
         "inference.estimate": (inf.estimate, est),
         "inference.min_chips": (inf.min_chips, dict(base, precision="bf16", input_len=1024, output_len=256,
@@ -109,6 +96,13 @@ def targets() -> dict:
         "inference.error_band": (inf.error_band, dict(metric=None, table=None, role="target")),
         "inference.published_results": (inf.published_results, dict(path=None)),
         "inference.validation_table": (inf.validation_table, dict(path=None)),
+    }
+
+
+def _serving_targets(sc, wl, res) -> dict:
+    from accelbook.inference import mlperf, serving
+
+    return {
         # -- the serving simulator ------------------------------------------------------------------------
         "serving.workload": (serving.workload, dict(n_requests=100, rate_per_s=20.0, arrival="poisson",
                                                     burstiness=1.0, prompt=("fixed", 256), output=("fixed", 64),
@@ -128,6 +122,18 @@ def targets() -> dict:
                                                           output=("fixed", 64), ttft_limit_s=2.0, tpot_limit_s=0.2,
                                                           percentile=99.0, n_requests=100, seed=0, steps=3,
                                                           max_seconds=5.0)),
+    }
+
+
+def _training_and_lower_targets(m8, h100) -> dict:
+    from accelbook import training as tr
+    from accelbook.chip import roofline
+    from accelbook.economics import cost
+    from accelbook.network import collectives
+    from accelbook.network import topology as tp
+
+    base = dict(model="llama-3.1-8b", chip="h100")
+    return {
         # -- training -------------------------------------------------------------------------------------
         "training.estimate": (tr.estimate, dict(base, n_chips=8, global_batch_tokens=2**21, seq_len=4096, tp=1,
                                                 pp=1, dp=None, ep=1, cp=1, zero_stage=1, recompute="selective",
@@ -158,7 +164,20 @@ def targets() -> dict:
         "cost.training_tokens_per_s": (cost.training_tokens_per_s, dict(model="llama-3.1-8b", chip="h100",
                                                                         mfu=0.4)),
     }
-    return t
+
+
+def targets() -> dict:
+    """label -> (callable, baseline kwargs). Built in the worker; objects the calls need made once."""
+    import accelbook as ab
+    from accelbook import inference as inf
+    from accelbook.inference import serving
+
+    m8, h100 = ab.get_model("llama-3.1-8b"), ab.get_chip("h100")
+    sc = inf.step_cost("llama-3.1-8b", "h100", 1, input_len=512, output_len=128)
+    wl = serving.workload(100, 20.0, prompt=("uniform", 64, 512), output=("uniform", 16, 128), seed=1)
+    res = serving.simulate(wl, sc)
+    df = inf.sweep("llama-3.1-8b", "h100", 8, 1024, 256)
+    return {**_inference_targets(m8, h100, df), **_serving_targets(sc, wl, res), **_training_and_lower_targets(m8, h100)}
 
 
 # -- the worker -------------------------------------------------------------------------------------------

@@ -252,11 +252,6 @@ def roofline_curves_columns(chips, precision: str = "bf16", i_min: float = 0.1, 
     }
 
 
-def concat_columns(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
-    """Concatenate several ``*_columns`` results into one DataFrame."""
-    return pd.DataFrame({k: np.concatenate([p[k] for p in parts]) for k in parts[0]})
-
-
 def layer_limit(model: Model | str, chip: Chip | str, phase: str, batch: int, seq_len: int,
                 precision: str = "bf16") -> str:
     """Which limit binds one layer on ``chip``, in plain words: the layer's time is the sum of each

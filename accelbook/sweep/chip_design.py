@@ -8,17 +8,13 @@ a ``grid_mm2`` grid, vectorised) and returns the best split and what limits it. 
 configuration is already vectorised; the sweep spreads the budgets and workloads over the workers.
 
 Default grid: 3 areas × 3 power budgets × 3 workloads (training; decode at 8K and 32K tokens) for
-Llama 3.1 70B: 27 searches, a few seconds on two workers.
+Llama 3.1 70B: 27 searches, a few seconds on two workers: ``sweep.run(design_point, default_grid(), client=...)``.
 """
 
 from __future__ import annotations
 
-import pandas as pd
-
 from accelbook.chip.design_search import best_design
 from accelbook.chip.design_workloads import DecodeWorkload, TrainingWorkload
-
-from .engine import run
 
 WORKLOADS = ("training", "decode")
 
@@ -50,8 +46,3 @@ def design_point(area_mm2: float, power_w: float, workload: str, model: str = "l
             "hbm_tb_s": d.hbm_bw_bytes_per_s / 1e12, "full_power_w": d.full_power_w,
             "tokens_per_s_per_chip": float(best[f"{w.name}_tokens_per_s_per_chip"]),
             "limit": str(best[f"{w.name}_limit"]), "splits_evaluated": len(table)}
-
-
-def design_sweep(grid=None, client=None, **run_kw) -> pd.DataFrame:
-    """:func:`design_point` over ``grid`` (default :func:`default_grid`) with :func:`~.engine.run`."""
-    return run(design_point, default_grid() if grid is None else grid, client=client, **run_kw)

@@ -6,16 +6,13 @@ evaluated by the Numba kernel) and returns the fastest layout that fits. A model
 no layout on that many chips is an error row that says how much memory the smallest layout needs.
 
 Default grid: Llama 3.1 8B, 70B and 405B × H100, B200, TPU v5p × 64, 512 and 4,096 chips, a batch of
-4M tokens of 8,192: 27 searches, well under a minute on two workers once the kernel is compiled.
+4M tokens of 8,192: 27 searches, well under a minute on two workers once the kernel is compiled:
+``sweep.run(layout_point, default_grid(), client=...)``.
 """
 
 from __future__ import annotations
 
-import pandas as pd
-
 from accelbook import training
-
-from .engine import run
 
 #: the columns of the search's best row that the sweep keeps
 KEEP = ("tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute", "schedule", "step_time_s",
@@ -36,8 +33,3 @@ def layout_point(model: str, chip: str, n_chips: int, global_batch_tokens: int =
     out.update(n_evaluated=int(df.attrs["n_evaluated"]), n_fit=int(df.attrs["n_fit"]),
                cluster=str(df.attrs["cluster"]))
     return out
-
-
-def layout_sweep(grid=None, client=None, **run_kw) -> pd.DataFrame:
-    """:func:`layout_point` over ``grid`` (default :func:`default_grid`) with :func:`~.engine.run`."""
-    return run(layout_point, default_grid() if grid is None else grid, client=client, **run_kw)
