@@ -10,7 +10,8 @@ A :class:`Cluster` is a chip plus two levels of network, as a collective sees th
 Each level names a fabric of ``data/fabrics.toml`` (:mod:`accelbook.specs.fabrics`), whose link
 bandwidth, step latency and efficiency it takes: one description per link, shared with the network
 presets. A cluster whose chips get other than one link of that fabric says so with its own
-``network_bw_gb_s`` (a TPU host's NICs shared by its chips).
+``domain_bw_gb_s`` (H800: NVLink 4 cut to fewer links) or ``network_bw_gb_s`` (a TPU host's NICs
+shared by its chips), with its source and kind.
 
 Bandwidths are per chip and one direction. On a torus, ``domain_bw_bytes_per_s`` is ONE link: a
 collective over ``g`` chips of a ``D``-dimensional torus runs a bidirectional ring along each axis
@@ -49,7 +50,7 @@ _FROM_FABRIC = {
                 "efficiency": "network_efficiency"},
 }
 #: what a cluster may state itself instead of its fabric's figure
-_OVERRIDES = {"network_bw_gb_s": ("gb_s", "network_bw_bytes_per_s")}
+_OVERRIDES = {"domain_bw_gb_s": ("gb_s", "domain_bw_bytes_per_s"), "network_bw_gb_s": ("gb_s", "network_bw_bytes_per_s")}
 
 
 @dataclass(frozen=True)
