@@ -190,3 +190,169 @@ def test_model_layers_import_without_ui():
             "print(sorted(m for m in sys.modules if m.startswith('accelbook.ui')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# -- the import graph: no circles, and sibling model layers apart ------------------------------------------------
+# An edge A -> B is an import statement in module A that loads module B: ``import B``, ``from B import x``
+# (B the module that defines x), ``from P import B`` (B a sub-module of P). Counted wherever the statement
+# is, at module level or inside a function: a function-level import only postpones a circle to the first
+# call (network.validation <-> network.collectives was one); the dependency is the same. Not counted:
+# imports under ``if TYPE_CHECKING:`` (never run), the implicit import of a module's parent packages
+# (every module would be in a circle with accelbook/__init__.py), and ``importlib.import_module`` by name
+# (accelbook's short names, resolved on first attribute access, point down into the sub-packages).
+MODULES = {_module_name(p): p for p in sorted(PKG.rglob("*.py"))}
+#: model layers that share mechanisms through a layer they all import (accelbook.costs, network, specs),
+#: never through one another's modules
+SIBLING_LAYERS = ("accelbook.training", "accelbook.moe", "accelbook.inference")
+
+
+def _defining_module(name: str) -> str | None:
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _import_nodes(tree: ast.AST):
+    """Every Import/ImportFrom node, except those under ``if TYPE_CHECKING:``."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack += node.orelse
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        stack += ast.iter_child_nodes(node)
+
+
+def _imports(path: Path) -> dict[str, int]:
+    """The accelbook modules ``path`` imports -> the first line that does."""
+    out: dict[str, int] = {}
+    for node in _import_nodes(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = _absolute(path, node)
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else _defining_module(base)
+                       for a in node.names]
+        else:
+            targets = [_defining_module(a.name) for a in node.names]
+        for t in targets:
+            if t is not None:
+                out[t] = min(out.get(t, node.lineno), node.lineno)
+    return out
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """accelbook's modules -> {module it imports: line}."""
+    return {m: {t: line for t, line in _imports(p).items() if t != m} for m, p in MODULES.items()}
+
+
+def circles(graph: dict[str, dict]) -> list[list[str]]:
+    """Each circle of ``graph`` (node -> nodes it points to) as a path ``[a, b, ..., a]``: one per
+    strongly connected component of more than one node (Tarjan's algorithm), starting at its smallest
+    node and following a shortest way back to it."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    components = []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                components.append(comp)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    out = []
+    for comp in components:
+        start = min(comp)
+        back = {start: None}
+        frontier = [start]
+        while start not in [w for v in frontier for w in graph.get(v, ()) if w in comp] and frontier:
+            nxt = []
+            for v in frontier:
+                for w in sorted(graph.get(v, ())):
+                    if w in comp and w not in back:
+                        back[w] = v
+                        nxt.append(w)
+            frontier = nxt
+        last = next(v for v in frontier if start in graph.get(v, ()))
+        path = [start]                      # walk back from the node that closes the circle
+        while last is not None:
+            path.insert(0, last)
+            last = back[last]
+        out.append(path)
+    return sorted(out)
+
+
+def _shown(path: list[str], graph: dict[str, dict]) -> str:
+    return " -> ".join(f"{a} (line {graph[a][b]})" for a, b in zip(path, path[1:])) + f" -> {path[-1]}"
+
+
+def test_circle_finder_on_a_small_graph():
+    g = {"a": {"b": 1}, "b": {"c": 2}, "c": {"a": 3, "d": 4}, "d": {}, "e": {"a": 5}}
+    assert circles(g) == [["a", "b", "c", "a"]]
+    assert _shown(["a", "b", "c", "a"], g) == "a (line 1) -> b (line 2) -> c (line 3) -> a"
+    assert circles({"a": {"b": 1}, "b": {"a": 1}, "x": {"y": 1}, "y": {"z": 1}, "z": {"x": 1}}) == \
+        [["a", "b", "a"], ["x", "y", "z", "x"]]
+    assert circles({"a": {"b": 1}, "b": {"c": 1}, "c": {}}) == []
+    # a shortest way round is named, not the first one the search finds
+    assert circles({"a": {"b": 1, "c": 1}, "b": {"c": 1}, "c": {"a": 1}}) == [["a", "c", "a"]]
+
+
+def test_import_graph_is_read_from_the_source():
+    g = import_graph()
+    assert "accelbook.specs.loader" in g["accelbook.specs.chips"]                 # from .loader import ...
+    assert "accelbook.specs.chips" in g["accelbook"]                             # from .specs.chips import ...
+    assert "accelbook.checks" in g["accelbook.specs.chips"]                      # from accelbook.checks import ...
+
+
+def test_no_module_import_circle():
+    g = import_graph()
+    found = circles(g)
+    assert not found, "import circles:\n" + "\n".join(_shown(c, g) for c in found)
+
+
+def _layer(module: str) -> str:
+    """``accelbook.network.paths`` -> ``accelbook.network``; top-level modules are their own layer."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_no_circle_between_sub_packages():
+    """Layers import one way: no sub-package imports one that (through any module) imports it back."""
+    g = import_graph()
+    layers: dict[str, dict[str, int]] = {}
+    example: dict[tuple[str, str], str] = {}
+    for m, targets in g.items():
+        for t, line in targets.items():
+            a, b = _layer(m), _layer(t)
+            if a != b:
+                layers.setdefault(a, {}).setdefault(b, line)
+                example.setdefault((a, b), f"{m}:{line} imports {t}")
+    found = circles(layers)
+    assert not found, "sub-package circles:\n" + "\n".join(
+        " -> ".join(c) + " (" + "; ".join(example[a, b] for a, b in zip(c, c[1:])) + ")" for c in found)
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(PKG.rglob("*.py")) if _layer(_module_name(p)) in SIBLING_LAYERS],
+                         ids=_rel)
+def test_sibling_model_layers_never_import_each_other(path):
+    own = _layer(_module_name(path))
+    bad = [f"line {line}: imports {t}" for t, line in sorted(_imports(path).items(), key=lambda kv: kv[1])
+           if _layer(t) in SIBLING_LAYERS and _layer(t) != own]
+    assert not bad, f"{_rel(path)} ({own}) imports another model layer's modules: " + "; ".join(bad) + \
+        " (share the mechanism through a layer both import)"

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from accelbook import training as T
+from accelbook.network import topology as tp
 from accelbook.network.geometry import torus_axes
 from accelbook.specs import clusters as C
+from accelbook.specs import fabrics as F
 from accelbook.specs.chips import get_chip
 from accelbook.specs.efficiency import measured_efficiency
 from accelbook.specs.loader import CatalogueError
@@ -72,24 +74,80 @@ def test_torus_axes_is_monotone_and_capped():
         assert min(axes) == 1 and max(axes) == dims
 
 
-def test_domain_bw_switched_and_torus():
+def test_ring_bandwidth_switched_and_torus():
+    # (was Cluster.domain_bw's test: that method repeated ring_bandwidth, the kernels' own formula)
     h = C.get_cluster("dgx-h100")
+    hv = chip_vector(h.chip, h, "bf16")[0]
     for g in (1, 2, 8):
-        assert h.domain_bw(g) == pytest.approx(450e9 * 0.82)
+        assert ring_bandwidth(float(g), hv) == pytest.approx(450e9 * 0.82)
     v4 = C.get_cluster("tpu-v4-pod")   # one link 45 GB/s, 2 links (both directions of a ring) per axis
-    assert v4.domain_bw(16) == pytest.approx(2 * 1 * 45e9)
-    assert v4.domain_bw(256) == pytest.approx(2 * 2 * 45e9)
-    assert v4.domain_bw(4096) == pytest.approx(2 * 3 * 45e9)
+    v4v = chip_vector(v4.chip, v4, "bf16")[0]
+    assert ring_bandwidth(16.0, v4v) == pytest.approx(2 * 1 * 45e9)
+    assert ring_bandwidth(256.0, v4v) == pytest.approx(2 * 2 * 45e9)
+    assert ring_bandwidth(4096.0, v4v) == pytest.approx(2 * 3 * 45e9)
 
 
 @pytest.mark.parametrize("cid", _IDS)
-def test_kernel_bandwidth_matches_cluster_domain_bw(cid):
+def test_kernel_bandwidth_is_the_clusters_link_times_the_axes(cid):
     cl = C.get_cluster(cid)
     cv = chip_vector(cl.chip, cl, "bf16")[0]
     for g in (2, 4, 8, 16, 64, 256, 1024):
         if g > cl.domain_chips:
             continue
-        assert ring_bandwidth(float(g), cv) == pytest.approx(cl.domain_bw(g), rel=1e-12), g
+        links = 1 if cl.torus_dims == 0 else 2 * torus_axes(g, cl.domain_chips, cl.torus_dims)
+        want = links * cl.domain_bw_bytes_per_s * cl.domain_efficiency
+        assert ring_bandwidth(float(g), cv) == pytest.approx(want, rel=1e-12), g
+
+
+# -- one description per link: clusters take their figures from data/fabrics.toml ---------------------------------
+@pytest.mark.parametrize("cid", _IDS + ("dgx-h200", "dgx-h800"))
+def test_cluster_figures_are_its_fabrics(cid):
+    cl = C.get_cluster(cid)
+    fabrics = F.fabrics()
+    for level in ("domain", "network"):
+        fab = fabrics[getattr(cl, f"{level}_fabric")]
+        for fabric_field, own in (("hop_latency_s", "latency_s"), ("efficiency", "efficiency")):
+            assert getattr(cl, f"{level}_{own}") == fab[fabric_field]
+            assert cl.kinds[f"{level}_{own}"] == fab.kinds[fabric_field] in F.FIGURE_KINDS
+        bw = getattr(cl, f"{level}_bw_bytes_per_s")
+        # a cluster states its own bandwidth only where its chips get other than one link (TPU hosts' NICs)
+        assert bw == fab["link_bw_bytes_per_s"] or cl.provenance[f"{level}_bw_bytes_per_s"].note
+
+
+def test_the_network_preset_and_the_training_cluster_share_nvlink4():
+    h = C.get_cluster("dgx-h100")
+    assert h.domain_fabric == "nvlink4" and h.network_fabric == "ndr-infiniband"
+    assert h.domain_latency_s == tp.hgx_h100().hop_latency_s == pytest.approx(3.4e-6)   # NCCL's ring step
+    assert C.get_cluster("dgx-h800").domain_bw_bytes_per_s == pytest.approx(200e9)       # its own, reduced NVLink
+    assert F.get_fabric("NVLink 4 through NVSwitch (H100), per GPU").id == "nvlink4"
+
+
+def test_every_fabric_figure_says_what_it_is():
+    for fab in F.fabrics().values():
+        assert {"link_bw_bytes_per_s", "hop_latency_s", "efficiency"} <= set(fab.kinds)
+        for field, kind in fab.kinds.items():
+            assert kind in F.FIGURE_KINDS
+            if fab[field + "_provenance"].kind == "estimate":
+                assert kind == "estimate", (fab.id, field)
+
+
+@pytest.mark.parametrize("old,new,problem", [
+    ('kind = "vendor", note = "18 links', 'note = "18 links', "say kind"),
+    ('kind = "vendor", note = "18 links', 'kind = "guess", note = "18 links', "kind must be one of"),
+    ('src = "estimate-opa-100g", kind = "estimate"', 'src = "estimate-opa-100g", kind = "measured"', "is an estimate"),
+])
+def test_malformed_fabric_kinds_are_catalogue_errors(tmp_path, monkeypatch, old, new, problem):
+    text = (F.FABRICS.path).read_text()
+    assert old in text
+    (tmp_path / "fabrics.toml").write_text(text.replace(old, new, 1))
+    monkeypatch.setattr(F.FABRICS, "data_dir", tmp_path)
+    F.FABRICS.cache_clear()
+    try:
+        with pytest.raises(CatalogueError, match=problem):
+            F.fabrics()
+    finally:
+        monkeypatch.undo()
+        F.FABRICS.cache_clear()
 
 
 def test_with_changes_what_if():
@@ -171,14 +229,11 @@ _GOOD_ENTRY = """
 [test-cluster]
 name = "test"
 chip = "h100"
+domain_fabric = "nvlink4"
+network_fabric = "ndr-infiniband"
 domain_chips = { value = 8, src = "nvidia-h100-datasheet" }
-domain_bw_gb_s = { value = 450, src = "nvidia-h100-datasheet" }
 domain_torus_dims = { value = 0, src = "nvidia-h100-datasheet" }
-domain_latency_us = { value = 2, src = "estimate-link-latency" }
-domain_efficiency_count = { value = 0.82, src = "nccl-tests-issue-212" }
-network_bw_gb_s = { value = 50, src = "nccl-tests-issue-290" }
-network_latency_us = { value = 5, src = "estimate-link-latency" }
-network_efficiency_count = { value = 0.82, src = "nccl-tests-issue-212" }
+network_bw_gb_s = { value = 50, src = "nccl-tests-issue-290", kind = "vendor" }
 max_chips = { value = 1024, src = "estimate-cluster-size" }
 """
 
@@ -188,13 +243,13 @@ def cluster_file(tmp_path, monkeypatch):
     """Point the cluster loader at a temporary data/clusters.toml; the cache is cleared around it."""
     def write(text):
         (tmp_path / "clusters.toml").write_text(text)
-        monkeypatch.setattr(C, "DATA_DIR", tmp_path)
-        C._clusters.cache_clear()
+        monkeypatch.setattr(C.CLUSTERS, "data_dir", tmp_path)   # the fabrics stay the package's
+        C.CLUSTERS.cache_clear()
         return tmp_path
 
     yield write
     monkeypatch.undo()
-    C._clusters.cache_clear()
+    C.CLUSTERS.cache_clear()
 
 
 def test_good_temporary_file_loads(cluster_file):
@@ -203,14 +258,21 @@ def test_good_temporary_file_loads(cluster_file):
     assert C.clusters()["test-cluster"].max_chips == 1024
 
 
+# (link figures moved to data/fabrics.toml: a cluster's own efficiency key is now an unknown key)
 @pytest.mark.parametrize("old,new,key", [
-    ('domain_efficiency_count = { value = 0.82', 'domain_efficiency_count = { value = 1.5', "domain_efficiency"),
+    ('name = "test"', 'name = "test"\ndomain_efficiency_count = { value = 0.82, src = "nccl-tests-issue-212" }',
+     "domain_efficiency_count"),
     ('domain_torus_dims = { value = 0', 'domain_torus_dims = { value = 4', "domain_torus_dims"),
     ('domain_chips = { value = 8,', 'domain_chips = { value = 8.5,', "domain_chips"),
     ('max_chips = { value = 1024, src = "estimate-cluster-size" }\n', '', "max_chips"),
-    ('network_bw_gb_s = { value = 50, src = "nccl-tests-issue-290" }', 'network_bw_gb_s = 50', "network_bw_gb_s"),
-    ('network_bw_gb_s = { value = 50, src = "nccl-tests-issue-290" }',
-     'network_bw_gb_s = { value = 50, src = "no-such-source" }', "network_bw_gb_s"),
+    ('domain_fabric = "nvlink4"', 'domain_fabric = "nvlink9"', "domain_fabric"),
+    ('network_fabric = "ndr-infiniband"', 'network_fabric = 3', "network_fabric"),
+    ('network_bw_gb_s = { value = 50, src = "nccl-tests-issue-290", kind = "vendor" }', 'network_bw_gb_s = 50',
+     "network_bw_gb_s"),
+    ('src = "nccl-tests-issue-290", kind = "vendor"', 'src = "no-such-source", kind = "vendor"', "network_bw_gb_s"),
+    ('src = "nccl-tests-issue-290", kind = "vendor"', 'src = "nccl-tests-issue-290"', "network_bw_gb_s"),
+    ('src = "nccl-tests-issue-290", kind = "vendor"', 'src = "estimate-link-latency", kind = "vendor"',
+     "network_bw_gb_s"),
     ('name = "test"', 'name = "test"\nnic_gb_s = 3', "nic_gb_s"),
 ])
 def test_malformed_cluster_file_is_a_catalogue_error(cluster_file, old, new, key):

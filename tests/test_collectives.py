@@ -7,6 +7,8 @@ import pytest
 
 from accelbook.network import collectives as co
 from accelbook.network import topology as tp
+from accelbook.network.validation import validation_table  # no longer re-exported by collectives (it made a circle)
+from accelbook.specs.fabrics import FABRICS
 
 
 def test_bus_factors_are_nccl_tests():
@@ -155,7 +157,7 @@ def test_more_bandwidth_never_slower():
 
 
 def test_validation_table_reports_errors():
-    v = co.validation_table().set_index("case")
+    v = validation_table().set_index("case")
     assert (v["error"] == v["model"] / v["measured"] - 1).all()
     # the ring on NVLink: 450 GB/s x 0.82 protocol efficiency against ~370 measured
     assert abs(v.loc["ring-allreduce-8xh100", "error"]) < 0.02
@@ -218,13 +220,13 @@ def test_fabric_protocols_are_checked(tmp_path, monkeypatch):
         (d / f.name).write_text(f.read_text())
     (d / "fabrics.toml").write_text(bad)
     monkeypatch.setattr(catalogue, "DATA_DIR", d)
-    tp.fabrics.cache_clear()
+    FABRICS.cache_clear()     # the fabric catalogue's cache (fabrics() itself no longer caches)
     try:
         with pytest.raises(catalogue.CatalogueError, match="LL128"):
             tp.fabrics()
     finally:
         monkeypatch.undo()
-        tp.fabrics.cache_clear()
+        FABRICS.cache_clear()
 
 
 SYSTEMS = [tp.hgx_h100(), tp.hgx_h100(nvls=False), tp.h100_cluster(3), tp.tpu_slice("v5p", (4, 4, 8)),
@@ -270,11 +272,11 @@ def test_validation_table_reads_measurements_through_the_catalogue_loader(tmp_pa
     bad = tmp_path / "m.toml"
     bad.write_text(text.replace('src = "nccl-tests-issue-212"', 'src = "nccl-tests-issue-999"', 1))
     with pytest.raises(catalogue.CatalogueError, match="nccl-tests-issue-999"):
-        co.validation_table(bad)
+        validation_table(bad)
     two = tmp_path / "two.toml"
     two.write_text(text.replace('algorithm = "nvls"\n', 'algorithm = "nvls"\nmeasured_time_us = { value = 1, src = "nccl-tests-issue-212" }\n', 1))
     with pytest.raises(catalogue.CatalogueError, match="exactly one"):
-        co.validation_table(two)
+        validation_table(two)
 
 
 @pytest.mark.parametrize("c,passes", [("all_reduce", 2), ("all_gather", 1), ("reduce_scatter", 1)])

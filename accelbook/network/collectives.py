@@ -69,10 +69,9 @@ from accelbook.specs.fabrics import Protocol
 from .geometry import axis_diameter, axis_is_ring
 from .graph import GRID_KINDS, Topology
 from .paths import all_to_all_load, hop_stats
-from .validation import validation_table
 
 __all__ = [
-    "COLLECTIVES", "ALGORITHMS", "Estimate", "bus_factor", "estimate", "sweep", "validation_table",
+    "COLLECTIVES", "ALGORITHMS", "Estimate", "bus_factor", "estimate", "sweep",
     "ring_latency_s", "ring_bytes_per_link", "ring_time_s", "uniform_all_to_all_load_and_diameter",
 ]
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
 
+from .collectives import estimate
 from .systems import PRESETS
 
 #: key -> (label in the table, unit of the published figure)
@@ -33,8 +34,6 @@ def _model_figure(metric: str, est, nics: int) -> float:
 
 def validation_table(path=None) -> pd.DataFrame:
     """Model against ``data/collective_measurements.toml``: measured, predicted, error (model/measured - 1)."""
-    from .collectives import estimate  # collectives re-exports this function: import it on use
-
     path = Path(path) if path is not None else DATA_DIR / "collective_measurements.toml"
     sources = load_sources()
     rows = []

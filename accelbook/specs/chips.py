@@ -12,7 +12,6 @@ Data: ``data/chips.toml`` (schema in its header); sources in ``data/sources.toml
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -22,22 +21,19 @@ import pandas as pd
 
 from accelbook.checks import positive
 
+from .catalogue import Kind
 from .loader import (
-    DATA_DIR,
     STATUSES,
-    Catalogue,
     CatalogueError,
     Provenance,
     Source,
     check_keys,
     checked_path,
-    file_keys,
     parse_quantity,
     read_table_file,
     split_unit,
     user_sources,
 )
-from .registry import generation, registered
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4")
 KINDS = ("gpu", "tpu", "asic", "wafer")
@@ -287,21 +283,13 @@ def load_chips(path: Path | str, sources: Mapping[str, Source] | None = None) ->
     return tuple(parse_chip(path, cid, entry, sources) for cid, entry in raw.items())
 
 
-@functools.lru_cache(maxsize=None)
-def _builtin() -> tuple[Chip, ...]:
-    return load_chips(DATA_DIR / "chips.toml")
-
-
-@functools.lru_cache(maxsize=32)
-def _catalogue(extra: tuple[tuple[str, int], ...], generation: int) -> Catalogue:
-    # registered entries (accelbook.specs.registry) first, then the files; ``generation`` keys the cache
-    user = [(p, load_chips(p)) for p, _ in extra]
-    return Catalogue.merge("chip", _builtin(), ("register()", registered("chip")), *user)
+#: the chip catalogue: data/chips.toml, the registered chips (``ab.register``), a call's extra files
+CHIPS = Kind("chip", "chips.toml", load_chips, registrable=True)
 
 
 def all_chips(*extra_files: str | Path) -> tuple[Chip, ...]:
     """Every chip of the catalogue (plus those in ``extra_files``) as :class:`Chip` objects."""
-    return _catalogue(file_keys(extra_files), generation()).items
+    return CHIPS.all(*extra_files)
 
 
 def get_chip(name: str, *extra_files: str | Path) -> Chip:
@@ -314,7 +302,7 @@ def get_chip(name: str, *extra_files: str | Path) -> Chip:
     UnknownNameError
         (a KeyError and ValueError) listing the closest names.
     """
-    return _catalogue(file_keys(extra_files), generation()).get(name)
+    return CHIPS.get(name, *extra_files)
 
 
 def base_id(chip: Chip) -> str:

@@ -1,5 +1,12 @@
 """Link fabrics (``data/fabrics.toml``): link bandwidth, step latency, efficiency, and a collective
-library's wire protocols.
+library's wire protocols. The one description of each link: the network presets
+(:mod:`accelbook.network.systems`) and the training clusters (:mod:`accelbook.specs.clusters`, which
+name a domain and a scale-out fabric) both read their figures here.
+
+Every figure says what it is (``kind``): ``"measured"`` (a timed run, nccl-tests), ``"vendor"`` (a
+datasheet, a vendor's documentation or a vendor library's cost-model constant) or ``"estimate"``
+(ours, or an assumption carried over from another fabric). A figure whose source is an estimate
+must say ``kind = "estimate"``.
 
 For GPU fabrics the protocols are NCCL's own cost model (``src/graph/tuning.cc``, NCCL 2.30): each
 protocol (LL, LL128, Simple) has a fixed latency, a latency per step and a share of the link's
@@ -10,13 +17,44 @@ bandwidth. :mod:`accelbook.network.systems` attaches them to the systems it buil
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping
 
-from . import loader
-from .loader import CatalogueError, check_keys, load_sources, lookup_source, parse_quantity, read_table_file
+from .catalogue import Kind
+from .loader import (
+    CatalogueError,
+    Quantity,
+    Source,
+    check_keys,
+    checked_path,
+    load_sources,
+    lookup_source,
+    parse_quantity,
+    read_table_file,
+)
+
+#: what a figure is: a measurement, a vendor's figure, or an estimate
+FIGURE_KINDS = ("measured", "vendor", "estimate")
+
+
+def parse_figure(path, entry: str, key: str, raw: Any, unit: str, sources: Mapping[str, Source]) -> tuple[Quantity, str]:
+    """A ``{ value, src, kind, [note] }`` table: the SI :class:`~accelbook.specs.loader.Quantity` and
+    its kind (one of :data:`FIGURE_KINDS`; ``"estimate"`` whenever the source is an estimate)."""
+    kind = None   # a figure that is not a table: parse_quantity says so
+    if isinstance(raw, dict):
+        if "kind" not in raw:
+            raise CatalogueError(path, entry, key, f"say kind = one of {FIGURE_KINDS} (measured, a vendor's figure, or an estimate)")
+        kind = raw["kind"]
+        if kind not in FIGURE_KINDS:
+            raise CatalogueError(path, entry, key, f"kind must be one of {FIGURE_KINDS}, got {kind!r}")
+        raw = {k: v for k, v in raw.items() if k != "kind"}
+    q = parse_quantity(path, entry, key, raw, unit, sources)
+    if q.provenance.source.kind == "estimate" and kind != "estimate":
+        raise CatalogueError(path, entry, key, f"its source {q.provenance.source.id!r} is an estimate: say kind = \"estimate\"")
+    return q, kind
 
 
 @dataclass(frozen=True)
@@ -39,24 +77,47 @@ class Protocol:
 
 
 
-@functools.lru_cache(maxsize=1)
-def fabrics() -> Mapping[str, dict]:
-    """Link fabrics from ``data/fabrics.toml``: SI values (bytes/s, s, fraction) with provenance.
+class Fabric(Mapping):
+    """One link fabric: its figures by SI name (``f["link_bw_bytes_per_s"]``, ``f["hop_latency_s"]``,
+    ``f["efficiency"]``, each with ``f[name + "_provenance"]``; optional ``protocols``,
+    ``in_network_latency_s``, ``in_network_efficiency``), its ``id`` and ``name``, and what each figure
+    is (``f.kinds["hop_latency_s"]``: one of :data:`FIGURE_KINDS`). Read-only."""
 
-    A fabric may also give a collective library's ``protocols`` (:class:`Protocol`, latencies in
-    seconds) and the in-switch reduction's ``in_network_latency_s`` and ``in_network_efficiency``.
-    """
-    path = loader.DATA_DIR / "fabrics.toml"
-    sources = load_sources()
-    out = {}
-    keys = {"link_bw_gb_s": ("gb_s", "link_bw_bytes_per_s"), "step_latency_us": ("us", "hop_latency_s"),
-            "efficiency_count": ("count", "efficiency")}
-    extra = {"nvls_latency_us": ("us", "in_network_latency_s"), "nvls_efficiency_count": ("count", "in_network_efficiency")}
+    __slots__ = ("id", "name", "aliases", "kinds", "_figures")
+
+    def __init__(self, fid: str, name: str, figures: Mapping[str, Any], kinds: Mapping[str, str]):
+        self.id, self.name, self.aliases = fid, name, ()
+        self.kinds = MappingProxyType(dict(kinds))
+        self._figures = MappingProxyType({"name": name, **figures})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._figures[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._figures)
+
+    def __len__(self) -> int:
+        return len(self._figures)
+
+    def __repr__(self) -> str:
+        return f"Fabric({self.id!r}, {self.name!r})"
+
+
+_KEYS = {"link_bw_gb_s": ("gb_s", "link_bw_bytes_per_s"), "step_latency_us": ("us", "hop_latency_s"),
+         "efficiency_count": ("count", "efficiency")}
+_EXTRA = {"nvls_latency_us": ("us", "in_network_latency_s"), "nvls_efficiency_count": ("count", "in_network_efficiency")}
+
+
+def load_fabrics(path: Path | str, sources: Mapping[str, Source] | None = None) -> tuple[Fabric, ...]:
+    """Read a fabrics file (``data/fabrics.toml``'s schema) into :class:`Fabric` entries."""
+    path = checked_path(path)
+    sources = load_sources() if sources is None else sources
+    out = []
     for fid, e in read_table_file(path).items():
-        check_keys(path, fid, e, required={"name", *keys}, optional={"protocols", *extra})
-        f = {"name": e["name"]}
-        for key, (unit, field_name) in {**keys, **{k: v for k, v in extra.items() if k in e}}.items():
-            q = parse_quantity(path, fid, key, e[key], unit, sources)
+        check_keys(path, fid, e, required={"name", *_KEYS}, optional={"protocols", *_EXTRA})
+        f, kinds = {}, {}
+        for key, (unit, field_name) in {**_KEYS, **{k: v for k, v in _EXTRA.items() if k in e}}.items():
+            q, kinds[field_name] = parse_figure(path, fid, key, e[key], unit, sources)
             f[field_name] = q.value
             f[field_name + "_provenance"] = q.provenance
         for key in ("efficiency", "in_network_efficiency"):
@@ -64,8 +125,27 @@ def fabrics() -> Mapping[str, dict]:
                 raise CatalogueError(path, fid, key, "must be a fraction in (0, 1]")
         if "protocols" in e:
             f["protocols"], f["protocols_source"] = _parse_protocols(path, fid, e["protocols"], sources, f["hop_latency_s"])
-        out[fid] = f
-    return out
+        out.append(Fabric(fid, e["name"], f, kinds))
+    return tuple(out)
+
+
+#: the fabric catalogue (data/fabrics.toml)
+FABRICS = Kind("fabric", "fabrics.toml", load_fabrics)
+
+
+def fabrics() -> Mapping[str, Fabric]:
+    """Link fabrics from ``data/fabrics.toml``, id -> :class:`Fabric`: SI values (bytes/s, s, fraction)
+    with provenance.
+
+    A fabric may also give a collective library's ``protocols`` (:class:`Protocol`, latencies in
+    seconds) and the in-switch reduction's ``in_network_latency_s`` and ``in_network_efficiency``.
+    """
+    return MappingProxyType({f.id: f for f in FABRICS.all()})
+
+
+def get_fabric(name: str) -> Fabric:
+    """A fabric by id or name, forgivingly (``"nvlink4"``, ``"NVLink 4"``); the error lists the closest."""
+    return FABRICS.get(name)
 
 
 def _parse_protocols(path, fid, raw, sources, step_latency_s) -> tuple[tuple[Protocol, ...], Any]:

@@ -385,7 +385,7 @@ def _names_of(item) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Catalogue:
-    """Entries (chips or models: anything with id, name, aliases) and their name indexes.
+    """Entries (chips, models, clusters, fabrics: anything with id, name, aliases) and their name indexes.
 
     A name is resolved exactly first (an id, then a display name or an alias, as written), then
     forgivingly (:func:`fuzzy_key`) only when that key belongs to one entry: ``"my chip"`` is an

@@ -33,20 +33,17 @@ import pandas as pd
 
 from accelbook.checks import real
 
+from .catalogue import Kind
 from .loader import (
-    DATA_DIR,
-    Catalogue,
     CatalogueError,
     Provenance,
     Source,
     check_keys,
     checked_path,
-    file_keys,
     parse_quantity,
     read_table_file,
     user_sources,
 )
-from .registry import generation, registered
 from .windows import Window, parse_window, window_fields
 
 BYTES_PER_ELEMENT: Mapping[str, float] = MappingProxyType(
@@ -417,26 +414,18 @@ def load_models(path: Path | str, sources: Mapping[str, Source] | None = None) -
     return tuple(parse_model(path, mid, entry, sources) for mid, entry in raw.items())
 
 
-@functools.lru_cache(maxsize=1)
-def _builtin() -> tuple[Model, ...]:
-    return load_models(DATA_DIR / "models.toml")
-
-
-@functools.lru_cache(maxsize=32)
-def _catalogue(extra: tuple[tuple[str, int], ...], generation: int) -> Catalogue:
-    # registered entries (accelbook.specs.registry) first, then the files; ``generation`` keys the cache
-    user = [(p, load_models(p)) for p, _ in extra]
-    return Catalogue.merge("model", _builtin(), ("register()", registered("model")), *user)
+#: the model catalogue: data/models.toml, the registered models (``ab.register``), a call's extra files
+MODELS = Kind("model", "models.toml", load_models, registrable=True)
 
 
 def all_models(*extra_files: str | Path) -> tuple[Model, ...]:
     """Every model of the catalogue (plus those in ``extra_files``)."""
-    return _catalogue(file_keys(extra_files), generation()).items
+    return MODELS.all(*extra_files)
 
 
 def get_model(name: str, *extra_files: str | Path) -> Model:
     """Find a model by id, name or alias (``"llama-3.1-70b"``, ``"Llama 3.1 70B"``, ``"gpt3"``)."""
-    return _catalogue(file_keys(extra_files), generation()).get(name)
+    return MODELS.get(name, *extra_files)
 
 
 def models(*extra_files: str | Path, seq_len: int = 4096) -> pd.DataFrame:

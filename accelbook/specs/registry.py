@@ -9,8 +9,9 @@ name or alias that folds to one already in the catalogue is an error naming both
 ``replace=True`` and the ids are equal (a deliberate override). ``unregister(id)`` and
 ``clear_registered()`` undo it (tests use them for isolation).
 
-The registry is the only state of the specs layer: the catalogue caches are keyed by its
-:func:`generation`, which every change bumps.
+The registered entries are the only state of the specs layer; they live in
+:mod:`accelbook.specs.catalogue`, beside the caches they key (:func:`~accelbook.specs.catalogue.generation`).
+This module imports chips and models; they import only the catalogue, never this module.
 """
 
 from __future__ import annotations
@@ -18,26 +19,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from . import catalogue
+from .chips import Chip, all_chips, load_chips
 from .loader import Catalogue, checked_path, read_table_file
-
-_entries: dict[str, dict[str, Any]] = {"model": {}, "chip": {}}
-_state = {"generation": 0}
-
-
-def registered(what: str) -> tuple:
-    """The registered models (``what="model"``) or chips (``"chip"``), in registration order."""
-    return tuple(_entries[what].values())
-
-
-def generation() -> int:
-    """A counter bumped by every change to the registry (a key for the catalogue caches)."""
-    return _state["generation"]
+from .models import Model, all_models, load_models
 
 
 def _kind_of(item: Any) -> str:
-    from .chips import Chip
-    from .models import Model
-
     if isinstance(item, Model):
         return "model"
     if isinstance(item, Chip):
@@ -47,9 +35,6 @@ def _kind_of(item: Any) -> str:
 
 
 def _load_file(path: Path | str) -> list:
-    from .chips import load_chips
-    from .models import load_models
-
     path = checked_path(path)
     raw = read_table_file(path)
     is_models = any(isinstance(e, dict) and "n_layers" in e for k, e in raw.items() if k != "sources")
@@ -57,9 +42,6 @@ def _load_file(path: Path | str) -> list:
 
 
 def _catalogue_items(what: str) -> tuple:
-    from .chips import all_chips
-    from .models import all_models
-
     return all_models() if what == "model" else all_chips()
 
 
@@ -99,26 +81,19 @@ def register(*items: Any, replace: bool = False) -> tuple:
         # the catalogue's own collision rules on names and aliases (a CatalogueError naming both)
         Catalogue.merge(what, current, ("register()", batch))
     for what, batch in by_kind.items():
-        for b in batch:
-            _entries[what][b.id] = b
-    if new:
-        _state["generation"] += 1
+        if batch:
+            catalogue.add_registered(what, batch)
     return tuple(new)
 
 
 def unregister(*ids: str) -> None:
     """Remove registered models or chips by id (a ``KeyError`` for an id that was not registered)."""
     for i in ids:
-        if not any(i in e for e in _entries.values()):
+        if not catalogue.is_registered(i):
             raise KeyError(f"unregister: {i!r} is not a registered model or chip")
-    for i in ids:
-        for e in _entries.values():
-            e.pop(i, None)
-    _state["generation"] += 1
+    catalogue.remove_registered(*ids)
 
 
 def clear_registered() -> None:
     """Remove every registered model and chip."""
-    for e in _entries.values():
-        e.clear()
-    _state["generation"] += 1
+    catalogue.clear_registered()

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from accelbook.network import collectives, topology
+from accelbook.network.validation import validation_table
 from accelbook.ui import charts
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View, fmt_si
 
@@ -79,7 +80,7 @@ SYSTEMS = {   # label -> builder of the system with ``n`` nodes or pods where it
 
 @functools.lru_cache(maxsize=1)
 def _validation():
-    return collectives.validation_table()
+    return validation_table()
 
 
 #: the message sizes (bytes) of the collectives chart's curves
