@@ -3,8 +3,8 @@
 1. Goal (issue 5): every layout of a 405B model on 16,384 chips in under 2 s on this machine.
    ``training.search`` enumerates and evaluates in one Numba kernel, then builds the table.
 2. The same search done the slow way, in one run: ``tests/naive_training.py`` enumerates with
-   itertools and evaluates each layout with the kernel's Python source (``kernel._evaluate.py_func``); the
-   tests check both give identical results. Prints layouts per second for each and the ratio.
+   itertools and evaluates each layout with the plain-Python step written from the docstrings
+   (``naive_training.reference_step``, no Numba); the tests check both give the same results. Prints layouts per second for each and the ratio.
 
 Usage: python benchmarks/bench_training.py
 A measurement, not a test: exit status 0.

@@ -26,12 +26,18 @@ point-to-point sends per microbatch and chunk (exposed); data parallel, the grad
 and parameter all-gather (hidden behind one microbatch's backward/forward; ZeRO-3 gathers weights
 every microbatch, hidden behind that microbatch's compute).
 
-**Step**: ``(m + (pp-1)/vp) · t_microbatch`` (1F1B, interleaved: Narayanan et al. 2021) + exposed
-data-parallel time + the optimizer step (memory-bound Adam, 28 bytes per parameter held).
+**Step**: the pipeline's time for ``m`` microbatches, ``(m + (pp-1)/vp) · t_microbatch`` under 1F1B
+(interleaved: Narayanan et al. 2021), less under ZB-H1 and DualPipe (their bubbles, :mod:`.pipeline`),
+plus what is not hidden: data-parallel time beyond the compute it overlaps and the last bucket, the
+slowdown of compute beside hidden collectives, the busiest stage beyond the average one, and the
+optimizer step (memory-bound Adam, 30 bytes moved per parameter it updates, :func:`.memory.optimizer_step_bytes`).
 
-**Memory** per chip (busiest pipeline stage): bf16 weights 2Ψ, bf16 gradients 2Ψ, fp32 Adam
-states 12Ψ (ZeRO, Rajbhandari et al. 2020), divided by the data-parallel group for ZeRO stages
-3, ≥2, ≥1; activations per layer and token from the tensors the backward pass needs (Korthikanti
+**Memory** per chip (busiest pipeline stage), Megatron's 18 bytes a parameter before sharding
+(``data/training_framework.toml``): bf16 weights 2Ψ, fp32 main gradients 4Ψ, fp32 master weights and
+Adam states 12Ψ (ZeRO, Rajbhandari et al. 2020). ZeRO-1 divides the optimizer states by the
+data-parallel group; ZeRO-2 the gradients too when they are reduce-scattered every microbatch
+(``grad_sync="microbatch"``; synced once a step, every rank keeps the full buffer); ZeRO-3 the
+weights as well. Activations per layer and token from the tensors the backward pass needs (Korthikanti
 et al. 2022, without dropout; K/V replicated when tp exceeds the KV heads), times the microbatches
 in flight on the first stage (``pp``, ×(1 + (pp-1)/(pp·vp)) interleaved); fp32 logits on the last
 stage. A share of HBM, ``memory_reserve`` (default :data:`accelbook.specs.chips.MEMORY_RESERVE`,
