@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -145,3 +148,33 @@ def test_kv_heads_and_routed_width_by_hand():
     assert routed_ffn_width(1.0, 14336.0, 2.0, 0.0, 14336.0) == 28672.0             # Mixtral: 2 of 14,336
     # DeepSeek-V3: 3 dense layers of 18,432 and 58 MoE layers of 8 routed + 1 shared of 2,048
     assert routed_ffn_width(58 / 61, 18432.0, 8.0, 1.0, 2048.0) == pytest.approx((3 * 18432 + 58 * 9 * 2048) / 61)
+
+
+# -- the layering this package exists for ---------------------------------------------------------------------
+_PKG = Path(__file__).resolve().parent.parent / "accelbook"
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    out = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    out += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0]
+    return out
+
+
+def test_inference_imports_nothing_from_training():
+    bad = [(p.name, m) for p in (_PKG / "inference").rglob("*.py") for m in _imports(p)
+           if m == "accelbook.training" or m.startswith("accelbook.training.")]
+    assert not bad, bad
+
+
+def test_no_training_slot_outside_training():
+    slot = re.compile(r"^[CMR]_[A-Z][A-Z0-9_]*$")    # the kernel's named slots (training/slots.py)
+    bad = []
+    for p in _PKG.rglob("*.py"):
+        if (_PKG / "training") in p.parents:
+            continue
+        tree = ast.parse(p.read_text())
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        bad += [(str(p.relative_to(_PKG)), x) for x in sorted(names) if slot.match(x)]
+    assert not bad, bad

@@ -1,14 +1,15 @@
 """How many of a layer's experts a batch touches: the share of their weights a step must read.
 
-Under uniform routing each of ``T`` token choices of ``top_k`` experts among ``n_experts`` misses a given
-expert with probability ``1 - top_k/n_experts``; the expected share of experts some choice hits is
+Under uniform routing each of ``T`` tokens picks ``top_k`` distinct experts among ``n_experts``, so it
+misses a given expert with probability ``1 - top_k/n_experts``; with the tokens' choices independent, the
+expected share of experts that at least one token touches is
 
     touched = 1 - (1 - top_k/n_experts)^T
 
-(``T`` the tokens of the step, each choosing ``top_k`` distinct experts; choices of different tokens taken as
-independent). It is what a decode step's weights read counts: the chip layer's roofline (expected experts
+It is what a decode step's weights read counts: the chip layer's roofline (expected experts
 ``n_experts·touched``), the inference model's tensor-parallel decode and its data-parallel-attention layout.
-Source: the occupancy (balls-in-bins) expectation, as in Fedus et al. 2022 and MoE serving analyses.
+Source: the occupancy (balls-in-bins) expectation; a real router is not uniform, and this is the most, in expectation, a
+batch reads (by concavity, skewed routing touches fewer experts).
 """
 
 from __future__ import annotations
