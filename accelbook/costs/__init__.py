@@ -11,6 +11,6 @@ formula has one place and one set of symbols. One module per mechanism:
 - :mod:`.elementwise`: the HBM bytes of a layer's elementwise kernels (norms, residuals, RoPE, the FFN
   activation, FP8 casts), and the per-chip widths they depend on.
 
-This package imports nothing at start-up, so that ``chip.roofline`` (a layer above) can use
-:mod:`.experts` (pure arithmetic) without a cycle.
+The package sits above the chip layer: it imports only ``network`` (the ring and torus formulas), and
+``chip.tiling`` (the tile formulas of :mod:`.gemm`) and ``chip.roofline`` (:mod:`.experts`) import it.
 """

@@ -3,10 +3,15 @@
 One model, used by the training kernel (``training.compute.gemm_time``, ``lm_head_time``) and by the
 inference model (``inference.rates.pass_shape_efficiency``, FLOP-weighted over a forward pass):
 
-- GPU: output tiles of ``t_m × 128`` stepping through K in slices of 64 (:data:`accelbook.chip.tiling.GPU_TILE`),
-  ``t_m`` the smallest power of two from 16 to 128 that covers ``M``; ``η = η_tile·η_k·η_wave``
-  (:func:`accelbook.chip.tiling.gpu_tile_factors`), the better of the plain tiling and split-K;
-- TPU: weight-stationary MXU folds (:func:`accelbook.chip.tiling.tpu_fold_efficiency`).
+- GPU: output tiles of ``t_m × 128`` stepping through K in slices of 64 (:data:`GPU_TILE`), ``t_m`` the
+  smallest power of two from 16 to 128 that covers ``M``; ``η = η_tile·η_k·η_wave`` (:func:`gpu_tile_factors`:
+  ``⌈M/t_m⌉·⌈N/t_n⌉`` tiles on ``S`` SMs in ``waves = ⌈tiles/S⌉``, ``η_tile`` the padding of edge tiles,
+  ``η_k`` of the last K slice, ``η_wave = tiles/(waves·S)``), the better of the plain tiling and split-K;
+- TPU: weight-stationary MXU folds (:func:`tpu_fold_efficiency`).
+
+The tile and fold formulas are :mod:`accelbook.chip.tiling`'s (which explains them, with checked entry
+points ``gpu_gemm`` and ``tpu_gemm``); they live here, plain ``@njit`` arithmetic with no imports, so that
+the chip layer imports this package and not the other way round.
 
 Sources: CUTLASS's tile shapes and split-K (``cutlass/gemm/device/gemm_splitk_parallel.h``); cuBLAS's
 heuristics pick short tiles and split-K for few rows; NVIDIA's "Matrix Multiplication Background" guide
@@ -19,8 +24,8 @@ import math
 
 from numba import njit
 
-from accelbook.chip.tiling import GPU_TILE, gpu_tile_factors, tpu_fold_efficiency
-
+#: a thread block's output tile and K slice when none is given (CUTLASS's common 128×128×64 on H100)
+GPU_TILE = (128, 128, 64)
 #: SMs assumed for a GPU that publishes none: H100 SXM's 132, the most common training GPU of the catalogue
 DEFAULT_SMS = 132
 #: MXU side assumed for a TPU that publishes none: 128, the MXU of TPU v2 to v5p
@@ -29,6 +34,40 @@ DEFAULT_MXU = 128
 DEFAULT_N_MXU = 4
 #: the fewest rows of a GPU tile: the tensor-core MMA instruction's 16 (libraries instantiate 16-, 32-, 64-row tiles)
 GPU_TILE_M_MIN = 16
+
+
+@njit(cache=True)
+def gpu_tile_factors(M, N, K, sms, tile_m, tile_n, tile_k):
+    """(tiles, waves, η_tile, η_k, η_wave) of one GEMM on ``sms`` SMs with ``tile_m × tile_n`` output tiles
+    and K slices of ``tile_k`` (:mod:`accelbook.chip.tiling`'s formulas):
+    ``η_tile = M·N / (⌈M/t_m⌉·t_m·⌈N/t_n⌉·t_n)``, ``η_k = K / (⌈K/t_k⌉·t_k)``, ``η_wave = tiles / (waves·sms)``.
+    2048³ on 132 SMs, 128×128×64: 256 tiles, 2 waves, ``η_wave = 256/264 = 0.970``.
+
+    Plain numbers in, plain numbers out, so the training kernel calls it too (``@njit``; from Python
+    it runs compiled). No checks: :func:`accelbook.chip.tiling.gpu_gemm` is the checked entry point.
+    """
+    tm = math.ceil(M / tile_m)
+    tn = math.ceil(N / tile_n)
+    tiles = tm * tn
+    waves = math.ceil(tiles / sms)
+    eta_tile = M * N / (tm * tile_m * tn * tile_n)
+    eta_k = K / (math.ceil(K / tile_k) * tile_k)
+    return tiles, waves, eta_tile, eta_k, tiles / (waves * sms)
+
+
+@njit(cache=True)
+def tpu_fold_efficiency(M, N, K, mxu, n_mxu):
+    """Share of ``n_mxu`` weight-stationary ``mxu × mxu`` units' cycles doing useful MACs:
+    M·N·K / (L · waves · mxu² · n_mxu), with ``⌈K/mxu⌉·⌈N/mxu⌉`` folds of ``L = 3·mxu + M - 2``
+    cycles (preload, stream, drain: :func:`accelbook.chip.systolic.fold_length`) in
+    ``waves = ⌈folds / n_mxu⌉``. 128 rows through 256×256 weights on four 128×128 MXUs: 4 folds of 510 cycles
+    in one wave, ``128/510 = 0.251``. Tests check it against :func:`accelbook.chip.tiling.tpu_gemm`, which
+    asks the systolic model.
+    """
+    folds = math.ceil(K / mxu) * math.ceil(N / mxu)
+    fold_cycles = 2 * mxu + M + mxu - 2
+    waves = math.ceil(folds / n_mxu)
+    return M * N * K / (fold_cycles * waves * mxu * mxu * n_mxu)
 
 
 def chip_gemm_units(chip) -> tuple[bool, int, int, int]:
@@ -46,7 +85,7 @@ def gemm_shape_efficiency(M, N, K, is_tpu, sms, mxu, n_mxu):
     ``M``, ``N``, ``K`` are rounded up to whole numbers, at least 1. TPU (``is_tpu``):
     ``tpu_fold_efficiency(M, N, K, mxu, n_mxu)``. GPU of ``sms`` SMs: tiles of ``tm × 128 × 64`` with
     ``tm`` the smallest power of two from 16 to 128 with ``tm >= M`` (a decode step's few rows are not
-    padded to 128); ``plain = η_tile·η_k·η_wave`` of :func:`accelbook.chip.tiling.gpu_tile_factors`. When
+    padded to 128); ``plain = η_tile·η_k·η_wave`` of :func:`gpu_tile_factors`. When
     the tiles leave SMs idle, split-K cuts K into ``s = min(⌊sms/tiles⌋, ⌊K/64⌋)`` slices, ``s`` times the
     tiles, the tiling of ``[M×⌈K/s⌉]·[⌈K/s⌉×N·s]`` (the slices' sums are not charged); ``η`` is
     ``max(plain, split)`` when ``s >= 2``, else ``plain``.
