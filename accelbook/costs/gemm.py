@@ -28,9 +28,10 @@ from numba import njit
 GPU_TILE = (128, 128, 64)
 #: SMs assumed for a GPU that publishes none: H100 SXM's 132, the most common training GPU of the catalogue
 DEFAULT_SMS = 132
-#: MXU side assumed for a TPU that publishes none: 128, the MXU of TPU v2 to v5p
+#: MXU side assumed for a TPU that publishes none: 128, the MXU of TPU v2 to v5p (v6e and later publish 256)
 DEFAULT_MXU = 128
-#: MXUs per chip assumed for a TPU that publishes none: 4, TPU v4's (one TensorCore pair, 2 × 2)
+#: MXUs per chip assumed for a TPU that publishes none: 4, one TensorCore's (v5e; v4 and v5p have 2 × 4), so
+#: an unpublished count is not taken for more parallel units than a single core has (v6e, TPU7, TPU 8 now)
 DEFAULT_N_MXU = 4
 #: the fewest rows of a GPU tile: the tensor-core MMA instruction's 16 (libraries instantiate 16-, 32-, 64-row tiles)
 GPU_TILE_M_MIN = 16
