@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from accelbook import training as T
+from accelbook.costs.hierarchical import domain_ring_bandwidth
 from accelbook.network import topology as tp
 from accelbook.network.geometry import torus_axes
 from accelbook.specs import clusters as C
@@ -12,8 +13,12 @@ from accelbook.specs import fabrics as F
 from accelbook.specs.chips import get_chip
 from accelbook.specs.efficiency import measured_efficiency
 from accelbook.specs.loader import CatalogueError
-from accelbook.training.communication import ring_bandwidth
-from accelbook.training.slots import chip_vector
+from accelbook.training.slots import C_DOM, C_DOMBW, C_TORUS, chip_vector
+
+
+def ring_bandwidth(g, cv):
+    """The ring bandwidth of a group of ``g`` chips, from the chip vector's fields as the training kernel passes them."""
+    return domain_ring_bandwidth(g, cv[C_DOM], cv[C_DOMBW], cv[C_TORUS])
 
 _IDS = ("dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72", "tpu-v4-pod", "tpu-v5e-pod", "tpu-v5p-pod",
         "tpu-v6e-pod", "jean-zay-a100")

@@ -591,8 +591,8 @@ def test_speculative_verify_step_reads_the_weights_and_kv_once_with_gamma_plus_o
     gemm_mem += 4 * 32 * 8192 / 8 / 2.97e12                         # and 4 more embedding rows a sequence (H100 Triad)
     # the 5·32 = 160 verify rows' matmuls at the shape efficiency of 160 rows (32 rows: that of the decode step)
     m70, h100 = get_model("llama-3.1-70b"), get_chip("h100")
-    gemm_cmp = (b["decode_gemm_compute_s"] * I.gemm_shape_efficiency(m70, h100, 32, 8)
-                / I.gemm_shape_efficiency(m70, h100, 160, 8))
+    gemm_cmp = (b["decode_gemm_compute_s"] * I.pass_shape_efficiency(m70, h100, 32, 8)
+                / I.pass_shape_efficiency(m70, h100, 160, 8))
     attn_cmp = b["decode_attention_compute_s"]
     verify = (max(gemm_mem, 5 * gemm_cmp) + max(attn_mem, 5 * attn_cmp) + b["allreduce_fixed_s"]
               + 5 * 32 * b["allreduce_per_token_s"] + 5 * 32 * ELEM_70B_FP8_TP8 / 2.97e12)

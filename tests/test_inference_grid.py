@@ -2,8 +2,8 @@
 
 ``inference.sweep`` computes every layout and batch at once on arrays (:mod:`accelbook.inference.terms`);
 each row must be exactly what :func:`accelbook.inference.estimate` returns for that layout and batch.
-The compiled GPU tile rule (``rates._gpu_eta``) must equal the rule written with ``tiling.gpu_gemm``, the
-compiled FLOP-weighting of ``gemm_shape_efficiency`` a plain loop over ``layer_gemms``, and
+The compiled GPU tile rule (``costs.gemm.gemm_shape_efficiency``) must equal the rule written with
+``tiling.gpu_gemm``, the compiled FLOP-weighting of ``pass_shape_efficiency`` a plain loop over ``layer_gemms``, and
 :func:`inference.pareto` a plain loop over the sorted points.
 """
 
@@ -14,9 +14,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from naive_costs import gemm_eta_reference
 
 from accelbook import inference
-from accelbook.chip.tiling import GPU_TILE, gpu_gemm
+from accelbook.costs.gemm import chip_gemm_units, gemm_shape_efficiency
 from accelbook.inference import rates
 from accelbook.specs.chips import get_chip
 from accelbook.specs.models import get_model
@@ -66,16 +67,8 @@ def test_sweep_tries_each_layouts_batches_up_to_its_largest(case):
 
 
 def _gemm_eta_reference(chip, M, N, K):
-    """The GPU rule written with the checked ``tiling.gpu_gemm``: the smallest power-of-two tile of at least
-    16 rows covering M (at most 128), the better of plain and split-K."""
-    M, N, K = max(1, int(M)), max(1, int(N)), max(1, int(K))
-    sms = chip.compute_units or 132
-    tm = min(GPU_TILE[0], max(16, 1 << (M - 1).bit_length()))
-    plain = gpu_gemm(M, N, K, sms, tile_m=tm)
-    s = min(sms // plain["tiles"], K // GPU_TILE[2])
-    if s < 2:
-        return plain["efficiency"]
-    return max(plain["efficiency"], gpu_gemm(M, N * s, math.ceil(K / s), sms, tile_m=tm)["efficiency"])
+    """The GPU rule written with the checked ``tiling.gpu_gemm`` (:func:`naive_costs.gemm_eta_reference`)."""
+    return gemm_eta_reference(max(1, int(M)), max(1, int(N)), max(1, int(K)), False, chip.compute_units or 132, 128, 4)
 
 
 @pytest.mark.parametrize("chip", ["h100", "b200", "mi300x"])
@@ -84,12 +77,12 @@ def test_compiled_gpu_tile_rule_equals_the_checked_one(chip):
     rng = np.random.default_rng(3)
     shapes = [(1, 1, 1), (16, 128, 64), (17, 8192, 8192), (129, 1280, 8192), (4096, 28672, 8192)]
     shapes += [tuple(int(v) for v in rng.integers(1, 20_000, 3)) for _ in range(300)]
-    M, N, K = (np.array(col, dtype=np.int64) for col in zip(*shapes))
-    sms = c.compute_units or 132
-    many = rates._gpu_etas(M, N, K, sms)
+    M, N, K = (np.array(col, dtype=np.float64) for col in zip(*shapes))
+    units = chip_gemm_units(c)
+    many = rates._gemm_etas(M, N, K, *units)
     for i, (m, n, k) in enumerate(shapes):
         want = _gemm_eta_reference(c, m, n, k)
-        assert rates._gpu_eta(m, n, k, sms) == want == many[i], (m, n, k)
+        assert gemm_shape_efficiency(m, n, k, *units) == want == many[i], (m, n, k)
 
 
 def _shape_efficiency_reference(model, chip, tokens, tp):
@@ -116,11 +109,11 @@ def test_shape_efficiency_one_at_a_time_and_on_arrays_equals_a_plain_loop(model,
     tokens = np.array([1, 3, 16, 17, 128, 1000, 4096, 1, 3], dtype=np.int64)
     tp = np.array([1, 2, 4, 8, 1, 2, 4, 8, 1], dtype=np.int64)
     rates._SHAPE_ETA.clear()
-    many = inference.gemm_shape_efficiency(m, c, tokens, tp)
+    many = inference.pass_shape_efficiency(m, c, tokens, tp)
     rates._SHAPE_ETA.clear()
     for i, (t, p) in enumerate(zip(tokens.tolist(), tp.tolist())):
         want = _shape_efficiency_reference(m, c, t, p)
-        assert inference.gemm_shape_efficiency(m, c, t, p) == want == many[i], (t, p)
+        assert inference.pass_shape_efficiency(m, c, t, p) == want == many[i], (t, p)
 
 
 def _pareto_reference(df, x, y):
@@ -195,7 +188,7 @@ def test_plausibility_on_an_array_is_each_speed_on_its_own():
 @pytest.mark.parametrize("model", ["llama-2-70b", "deepseek-v3", "mixtral-8x7b", "llama-4-maverick", "gpt-oss-120b",
                                    "gemma-3-27b", "qwen3-30b-a3b"])
 def test_layer_gemms_on_arrays_is_each_pair_on_its_own(model):
-    """gemm_shape_efficiency works out every (tokens, tp) pair's GEMMs at once: layer_gemms on arrays must
+    """pass_shape_efficiency works out every (tokens, tp) pair's GEMMs at once: layer_gemms on arrays must
     give, pair by pair, exactly the plain-number list (the MoE rows and counts included)."""
     rng = np.random.default_rng(0)
     M = np.concatenate([[1, 2, 3, 7, 8, 255, 4096], rng.integers(1, 70000, 40)]).astype(np.int64)

@@ -30,7 +30,7 @@ def test_one_gemm_shape_by_hand_with_split_k():
     m, h100 = get_model("llama-2-70b"), get_chip("h100")
     gemms = I.layer_gemms(m, 128, 8)
     assert gemms[0][1:] == (128, 64 * 128 / 8, 8192)                  # q
-    eta = I.gemm_shape_efficiency(m, h100, 128, 8)
+    eta = I.pass_shape_efficiency(m, h100, 128, 8)
     assert 0.85 < eta < 1.0
     assert gpu_gemm(128, 1280 * 13, 631, 132)["efficiency"] == pytest.approx(split)
 
@@ -39,7 +39,7 @@ def test_prefill_compute_is_divided_by_the_shape_efficiency():
     m, h100 = get_model("llama-2-70b"), get_chip("h100")
     e = I.estimate(m, h100, 8, 1, 2048, 128, "fp8", tp=8)
     eta_gemm = I.gemm_efficiency(h100, "fp8")[0]
-    eta = I.gemm_shape_efficiency(m, h100, 2048, 8)
+    eta = I.pass_shape_efficiency(m, h100, 2048, 8)
     assert e.breakdown["prefill_gemm_shape_efficiency"] == eta
     assert e.breakdown["decode_per_seq_s"] == pytest.approx(
         2 * m.matmul_params_active / 8 / (eta_gemm * h100.peak_dense_flop_s["fp8"] * eta), rel=1e-12)

@@ -8,7 +8,8 @@ import inspect
 import numpy as np
 import pytest
 
-from accelbook.chip.tiling import GPU_TILE, gpu_gemm, gpu_tile_factors, shape_sweep, tpu_fold_efficiency, tpu_gemm
+from accelbook.chip.tiling import GPU_TILE, gpu_gemm, gpu_tile_factors, shape_sweep, tpu_gemm
+from accelbook.costs.gemm import tpu_fold_efficiency
 
 
 def test_h100_waves_by_hand():

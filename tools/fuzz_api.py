@@ -87,7 +87,7 @@ def _inference_targets(m8, h100, df) -> dict:
         "inference.nearest_peak_flop_s": (inf.nearest_peak_flop_s, dict(chip=h100, precision="fp8")),
         "inference.peak_precision": (inf.peak_precision, dict(chip=h100, precision="fp8")),
         "inference.gemm_efficiency": (inf.gemm_efficiency, dict(chip=h100, precision="fp8")),
-        "inference.gemm_shape_efficiency": (inf.gemm_shape_efficiency, dict(model=m8, chip=h100, tokens=128, tp=2)),
+        "inference.pass_shape_efficiency": (inf.pass_shape_efficiency, dict(model=m8, chip=h100, tokens=128, tp=2)),
         "inference.layer_gemms": (inf.layer_gemms, dict(model=m8, M=128, tp=2)),
         "inference.usable_bytes": (inf.usable_bytes, dict(chip=h100)),
         "inference.weights_read_bytes": (inf.weights_read_bytes, dict(model=m8, bpe=2.0, tokens=8.0)),

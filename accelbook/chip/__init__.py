@@ -3,7 +3,7 @@ steps, and how a die's area and power are best split.
 
 - :mod:`.roofline`: ``t = max(F/P, D/B)``; one transformer layer's operations on a chip's roofline;
 - :mod:`.tiling`: GPU thread-block tile and wave quantisation, TPU matrix-unit padding and folds
-  (``gpu_tile_factors`` and ``tpu_fold_efficiency`` are the ``@njit`` formulas the training kernel calls);
+  (its ``@njit`` formulas, which the training and inference models call, are in :mod:`accelbook.costs.gemm`);
 - :mod:`.systolic`: a cycle-level systolic-array simulator (Numba) and its closed form, equal to SCALE-Sim v2;
 - :mod:`.design`: the chip-design calculator's entry point, in four rooms:
   :mod:`.design_params` (the constants of ``data/chipdesign.toml``), :mod:`.design_workloads`

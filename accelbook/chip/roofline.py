@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from accelbook.checks import instance, one_of, output, positive, positive_array, whole
+from accelbook.costs.experts import touched_expert_share
 from accelbook.limits import binding_sentence, seconds_words
 from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.models import Model, bytes_per_element, get_model
@@ -142,7 +143,7 @@ def layer_ops(model: Model | str, phase: str, batch: int, seq_len: int, precisio
         moe = model.moe
         ops.append(_gemm("router", T, d, moe.n_experts, b))
         # expected number of distinct experts hit by T·k routed tokens under uniform routing
-        touched = moe.n_experts * (1.0 - (1.0 - moe.top_k / moe.n_experts) ** T)
+        touched = moe.n_experts * touched_expert_share(moe.top_k, moe.n_experts, T)
         per_expert = (gate + 1) * d * moe.d_ff_expert
         f = 2.0 * T * moe.top_k * per_expert
         act = T * moe.top_k * (2 * d + (gate + 1) * moe.d_ff_expert) * b

@@ -16,6 +16,10 @@ TPU. A matrix unit of ``R × C`` (128×128 on v5p, 256×256 on v6e) holds a ``K`
 the padding loss; the full cycle count, fill and drain included, comes from the systolic model
 (:func:`accelbook.chip.systolic.closed_form`), spread over the chip's ``n_mxu`` units in waves of folds.
 
+The ``@njit`` formulas (:func:`gpu_tile_factors`, ``tpu_fold_efficiency``) and :data:`GPU_TILE` live in
+:mod:`accelbook.costs.gemm`, beside the one GEMM efficiency the training and inference models take from
+them; this module's :func:`gpu_gemm` and :func:`tpu_gemm` are their checked, explained entry points.
+
 These are shape losses only: a lower bound on waste. Memory bandwidth (the roofline) and
 instruction overheads come on top; notebook 02 says when each dominates.
 """
@@ -25,43 +29,11 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-from numba import njit
 
 from accelbook.checks import whole
+from accelbook.costs.gemm import GPU_TILE, gpu_tile_factors
 
 from .systolic import closed_form
-
-#: a thread block's output tile and K slice when none is given (CUTLASS's common 128×128×64 on H100)
-GPU_TILE = (128, 128, 64)
-
-
-@njit(cache=True)
-def gpu_tile_factors(M, N, K, sms, tile_m, tile_n, tile_k):
-    """(tiles, waves, η_tile, η_k, η_wave) of one GEMM on ``sms`` SMs: the formulas above.
-
-    Plain numbers in, plain numbers out, so the training kernel calls it too (``@njit``; from Python
-    it runs compiled). No checks: :func:`gpu_gemm` is the checked entry point.
-    """
-    tm = math.ceil(M / tile_m)
-    tn = math.ceil(N / tile_n)
-    tiles = tm * tn
-    waves = math.ceil(tiles / sms)
-    eta_tile = M * N / (tm * tile_m * tn * tile_n)
-    eta_k = K / (math.ceil(K / tile_k) * tile_k)
-    return tiles, waves, eta_tile, eta_k, tiles / (waves * sms)
-
-
-@njit(cache=True)
-def tpu_fold_efficiency(M, N, K, mxu, n_mxu):
-    """Share of ``n_mxu`` weight-stationary ``mxu × mxu`` units' cycles doing useful MACs:
-    M·N·K / (L · waves · mxu² · n_mxu), with ``⌈K/mxu⌉·⌈N/mxu⌉`` folds of ``L = 3·mxu + M - 2``
-    cycles (preload, stream, drain: :func:`accelbook.chip.systolic.fold_length`) in
-    ``waves = ⌈folds / n_mxu⌉``. Tests check it against :func:`tpu_gemm`, which asks the systolic model.
-    """
-    folds = math.ceil(K / mxu) * math.ceil(N / mxu)
-    fold_cycles = 2 * mxu + M + mxu - 2
-    waves = math.ceil(folds / n_mxu)
-    return M * N * K / (fold_cycles * waves * mxu * mxu * n_mxu)
 
 
 def gpu_gemm(M: int, N: int, K: int, sms: int = 132, tile_m: int = GPU_TILE[0], tile_n: int = GPU_TILE[1],

@@ -22,7 +22,7 @@ makes ``B / TPOT`` tokens/s. ``B_mem`` is HBM, or SRAM on chips whose weights li
 (Groq LPU, Cerebras WSE); ``η_mem`` is the share of the memory bandwidth that reads reach: the chip's
 measured achievable HBM bandwidth (BabelStream Triad, ``accelbook.specs.measured.achievable_hbm_fraction``;
 H100 2.97 of 3.35 TB/s), an ESTIMATE of 85 % on SRAM. Measured mechanisms on top, each its own term:
-``η_gemm`` times the GEMMs' shape efficiency (tile and wave quantisation, ``rates.gemm_shape_efficiency``);
+``η_gemm`` times the GEMMs' shape efficiency (tile and wave quantisation, ``rates.pass_shape_efficiency``);
 each all-reduce's fixed part at the measured nccl-tests small-message time (``measured.allreduce_latency``:
 A100 43 µs, H100 27 µs, H200 31 µs on 8 GPUs) instead of ``2(tp-1)·hop``; and with ``cuda_graphs=False``
 the measured host and launch time per layer (0.30 ms, ``measured.launch_overhead_per_layer``).
@@ -53,7 +53,7 @@ Where each part lives (one job a module):
   power; a tensor-parallel degree must divide the attention heads);
 - ``parallel``: what a decode step reads (:func:`weights_read_bytes`), and the layouts of a mixture-of-experts
   model: tensor-parallel attention, or ``attention="dp"``, data-parallel attention with expert parallelism
-  (two all-to-alls per MoE layer, the training model's ``collective_time``);
+  (two all-to-alls per MoE layer, ``costs.hierarchical.collective_time_s``, as in training);
 - ``dataflow``: SRAM-only chips: Groq LPU v1's published chip-to-chip terms, and :func:`plausibility`, the
   flag an estimate carries when its per-user speed is out of the model's reach (``data/dataflow.toml``);
 - ``sweep``: the valid :func:`layouts`, every layout and batch that fits, :func:`min_chips` (weights,
@@ -80,9 +80,9 @@ from .rates import (
     WEIGHT_PRECISIONS,
     elementwise_bytes_per_token,
     gemm_efficiency,
-    gemm_shape_efficiency,
     layer_gemms,
     nearest_peak_flop_s,
+    pass_shape_efficiency,
     peak_precision,
 )
 from .result import usable_bytes
@@ -93,7 +93,7 @@ from .variants import disaggregation, expected_accepted, heterogeneous_decode, s
 
 __all__ = [
     "WEIGHT_PRECISIONS", "MEM_EFFICIENCY", "IDLE_POWER_SHARE", "MEMORY_BOUND_POWER", "DEFAULT_HOP_S",
-    "DEFAULT_LINK_BYTES_S", "nearest_peak_flop_s", "peak_precision", "gemm_efficiency", "gemm_shape_efficiency",
+    "DEFAULT_LINK_BYTES_S", "nearest_peak_flop_s", "peak_precision", "gemm_efficiency", "pass_shape_efficiency",
     "layer_gemms", "elementwise_bytes_per_token", "decode_power", "PowerDraw",
     "InferenceEstimate", "estimate", "min_chips", "usable_bytes", "weights_read_bytes",
     "decode_attention_flops_per_context_token",

@@ -12,7 +12,7 @@ Two layouts of a replica's ``tp`` chips (``estimate(..., attention=...)``):
   (``W_rep``), and holds ``E/ep`` of every MoE layer's routed experts (``W_exp/ep``). A sequence's KV
   cache lives on its rank only. Per MoE layer the routed tokens go to their experts and come back:
   two all-to-alls (dispatch, combine) of ``T·top_k·d`` bf16 activations over the ``ep`` ranks, timed
-  by the training model's :func:`accelbook.training.communication.collective_time` (``ALL_TO_ALL``:
+  as the training model times its own, :func:`accelbook.costs.hierarchical.collective_time_s` (``ALL_TO_ALL``:
   ``S·(ep-1)/ep / B_link + (ep-1)·α``) inside one scale-up domain at the chip's link rate and hop
   latency. No all-reduce. Memory per chip: ``(W_rep + W_exp/ep)·bytes/pp`` and ``⌈B/ep⌉·ctx·KV/pp``.
 """
@@ -22,13 +22,11 @@ from __future__ import annotations
 import functools
 import math
 
-import numpy as np
-
 from accelbook.checks import instance, real, reals
 from accelbook.chip.roofline import layer_ops
+from accelbook.costs.experts import touched_expert_share
+from accelbook.costs.hierarchical import ALL_TO_ALL, collective_time_s
 from accelbook.specs.models import Model, get_model
-from accelbook.training.communication import ALL_TO_ALL, collective_time
-from accelbook.training.slots import C_DOM, C_DOMBW, C_DOMLAT, C_NETBW, C_NETLAT, C_NVEC, C_TORUS
 
 ATTENTION_LAYOUTS = ("tp", "dp")
 
@@ -82,15 +80,15 @@ def dp_weights_per_chip(model: Model, bpe: float, ep: int, pp: int) -> float:
 def expert_all_to_all_s(model: Model, tokens: float, ep: int, hop_s: float, link_bytes_per_s: float) -> float:
     """Dispatch + combine of one MoE layer on one rank, seconds: two all-to-alls in which a rank sends
     its ``tokens`` tokens' bf16 activations to their ``top_k`` experts (``S = tokens·top_k·d·2`` bytes),
-    over ``ep`` ranks in one domain (``collective_time(ALL_TO_ALL, S, ep, 1, c)``). 0 for ep 1 or a
-    dense model. DeepSeek-V3, 1 token, 8 × H200 (450 GB/s, 1 µs): 2·(114,688·7/8/450e9 + 7·1e-6) = 14.4 µs."""
+    over ``ep`` ranks in one domain of ``ep`` switched chips
+    (:func:`accelbook.costs.hierarchical.collective_time_s`, ``ALL_TO_ALL`` at stride 1, the link's rate and
+    hop latency in the domain and, unused, on the network).
+    0 for ep 1 or a dense model. DeepSeek-V3, 1 token, 8 × H200 (450 GB/s, 1 µs): 2·(114,688·7/8/450e9 + 7·1e-6) = 14.4 µs."""
     if model.moe is None or ep <= 1 or tokens <= 0:
         return 0.0
-    c = np.zeros(C_NVEC)
-    c[C_DOM], c[C_DOMBW], c[C_TORUS], c[C_DOMLAT] = ep, link_bytes_per_s, 0.0, hop_s
-    c[C_NETBW], c[C_NETLAT] = link_bytes_per_s, hop_s
     S = tokens * model.moe.top_k * model.d_model * 2.0
-    return 2.0 * collective_time(ALL_TO_ALL, S, ep, 1.0, c)
+    return 2.0 * collective_time_s(ALL_TO_ALL, S, float(ep), 1.0, float(ep), float(link_bytes_per_s), 0.0,
+                                   float(hop_s), float(link_bytes_per_s), float(hop_s))
 
 
 def dp_decode_terms(model: Model, b: float, q: int, ep: int, pp: int, c: float, bpe: float,
@@ -101,7 +99,7 @@ def dp_decode_terms(model: Model, b: float, q: int, ep: int, pp: int, c: float, 
     ``b·q`` tokens touch), its matmul FLOPs, KV bytes and attention FLOPs, and its tokens."""
     br = max(b / ep, 1.0)
     w_exp, a_exp = routed_expert_params(model), routed_active_params(model)
-    touched = 1 - (1 - model.moe.top_k / model.moe.n_experts) ** (b * q)
+    touched = touched_expert_share(model.moe.top_k, model.moe.n_experts, b * q)
     w_read = (weights_read_bytes(model, bpe, br * q) - w_exp * bpe) + w_exp * bpe * touched / ep
     flops = br * q * 2 * (model.matmul_params_active - a_exp) + b * q * 2 * a_exp / ep
     return dict(w_read=w_read / pp, gemm_flops=flops / pp, kv_bytes=br * c * kv_tok_chip,

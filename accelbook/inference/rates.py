@@ -9,27 +9,26 @@ shares and defaults the inference model assumes where the catalogue is silent (e
 - ``gemm_efficiency``: the measured share of peak a large GEMM reaches (``accelbook.specs.efficiency``,
   fp8 for the 8- and 4-bit formats, bf16 otherwise), or 70 % of peak ASSUMED when neither the chip
   nor a sibling has a measurement.
-- ``gemm_shape_efficiency``: what the GEMMs' shapes lose on top of that (tile and wave quantisation on
-  GPUs, MXU folds on TPUs, :mod:`accelbook.chip.tiling`), FLOP-weighted over a forward pass.
-- ``elementwise_bytes_per_token``: the HBM bytes of a token's elementwise kernels between the GEMMs, the
-  training model's formula (:func:`accelbook.training.compute.elementwise_bytes`).
+- ``pass_shape_efficiency``: what the GEMMs' shapes lose on top of that (tile, wave and split-K
+  quantisation on GPUs, MXU folds on TPUs: :func:`accelbook.costs.gemm.gemm_shape_efficiency`, the training
+  model's too), FLOP-weighted over a forward pass.
+- ``elementwise_bytes_per_token``: the HBM bytes of a token's elementwise kernels between the GEMMs
+  (:func:`accelbook.costs.elementwise.elementwise_bytes`, the training model's too).
 """
 
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 from numba import njit
 
-from accelbook.checks import instance, one_of, output, reals, whole, wholes
-from accelbook.chip.tiling import GPU_TILE, gpu_tile_factors, tpu_gemm
+from accelbook.checks import at_most, instance, one_of, output, reals, whole, wholes
+from accelbook.costs.elementwise import elementwise_bytes, kv_heads_per_chip, routed_ffn_width
+from accelbook.costs.gemm import chip_gemm_units, gemm_shape_efficiency
 from accelbook.specs.chips import Chip, base_id, get_chip
 from accelbook.specs.efficiency import measured_efficiency
 from accelbook.specs.models import Model, get_model
-from accelbook.training.compute import elementwise_bytes, kv_heads_per_chip, routed_ffn_width
-from accelbook.training.slots import model_vector
 
 from .arrays import any_array, maximum, minimum
 
@@ -102,34 +101,11 @@ _SHAPE_ETA: dict = {}
 
 
 @njit(cache=True)
-def _gpu_eta(M, N, K, sms):
-    """η_shape of one ``[M×K]·[K×N]`` GEMM on a GPU of ``sms`` SMs, whole ``M, N, K >= 1``
-    (:mod:`accelbook.chip.tiling`): tiles of ``t_m × 128 × 64`` with ``t_m`` the smallest power of two from 16
-    (the tensor-core instruction's rows) to 128 that covers ``M`` (libraries instantiate short tiles for few
-    rows, so a decode step's GEMM is not padded to 128 rows), and the better of the plain tiling and
-    split-K, which cuBLAS and CUTLASS use when the tiles do not fill the SMs (``s`` K-slices make ``s×`` the
-    tiles: the tiling of ``[M×K/s]·[K/s×N·s]``). ``η = η_tile·η_k·η_wave`` of
-    :func:`accelbook.chip.tiling.gpu_tile_factors` (``tiling.gpu_gemm``'s efficiency, multiplied in its
-    order). Compiled: a sweep asks for thousands of shapes."""
-    tm = 16
-    while tm < M:
-        tm *= 2
-    tm = min(GPU_TILE[0], tm)
-    tiles, _, eta_tile, eta_k, eta_wave = gpu_tile_factors(M, N, K, sms, tm, GPU_TILE[1], GPU_TILE[2])
-    plain = eta_tile * eta_k * eta_wave
-    s = min(sms // tiles, K // GPU_TILE[2])
-    if s < 2:
-        return plain
-    _, _, eta_tile, eta_k, eta_wave = gpu_tile_factors(M, N * s, math.ceil(K / s), sms, tm, GPU_TILE[1], GPU_TILE[2])
-    return max(plain, eta_tile * eta_k * eta_wave)
-
-
-@njit(cache=True)
-def _gpu_etas(M, N, K, sms):
-    """:func:`_gpu_eta` of each GEMM of the int64 arrays ``M, N, K``."""
+def _gemm_etas(M, N, K, is_tpu, sms, mxu, n_mxu):
+    """:func:`accelbook.costs.gemm.gemm_shape_efficiency` of each GEMM of the float arrays ``M, N, K``."""
     out = np.empty(len(M))
     for i in range(len(M)):
-        out[i] = _gpu_eta(M[i], N[i], K[i], sms)
+        out[i] = gemm_shape_efficiency(M[i], N[i], K[i], is_tpu, sms, mxu, n_mxu)
     return out
 
 
@@ -172,18 +148,18 @@ def layer_gemms(model: Model, M: int, tp: int) -> list[tuple[int, float, float, 
     return out + [(1, M, model.vocab_size / tp, d)]
 
 
-def gemm_shape_efficiency(model: Model, chip: Chip, tokens: int, tp: int) -> float:
+def pass_shape_efficiency(model: Model, chip: Chip, tokens: int, tp: int) -> float:
     """η_shape of a forward pass over ``tokens`` tokens: the FLOP-weighted efficiency of its GEMMs
-    (:func:`layer_gemms`), ``Σ F_i / Σ (F_i / η_i)`` with ``F_i = 2·M·N·K`` and ``η_i`` the tile/wave
-    (GPU, 128×128×64 tiles, split-K when the tiles do not fill the SMs) or MXU fold (TPU) efficiency
-    of :mod:`accelbook.chip.tiling`, the same functions the training model uses; 1 on other chips (no
-    tiling model). Llama 2 70B, 128 tokens on one of 8 H100s: 0.90 (the QKV projection, 1,280 columns,
+    (:func:`layer_gemms`), ``Σ F_i / Σ (F_i / η_i)`` with ``F_i = 2·M·N·K`` and ``η_i`` one GEMM's shape
+    efficiency, :func:`accelbook.costs.gemm.gemm_shape_efficiency` (GPU tiles of 16 to 128 rows, split-K
+    when the tiles do not fill the SMs; TPU MXU folds), the function the training model uses; 1 on other
+    chips (no tiling model). Llama 2 70B, 128 tokens on one of 8 H100s: 0.90 (the QKV projection, 1,280 columns,
     is 10 tiles, split 13 ways); 32 rows on one of 4: 0.90 (16-row tiles); one row: 0.06 (the weights' read
     binds long before); the compute time is divided by it. ``tokens`` and ``tp``: numbers, or arrays of
     them (one figure each, each distinct pair worked out once)."""
     model, chip = instance("model", model, Model, get_model), instance("chip", chip, Chip, get_chip)
     reals("tokens", tokens, 1.0, 2.0**40)
-    wholes("tp", tp)
+    at_most("tp", np.max(wholes("tp", tp)), 2**40, "the tokens' bound: the GEMMs' shapes are int64")
     if chip.kind not in ("gpu", "tpu"):
         return 1.0
     chip_key = (model.id, base_id(chip), chip.compute_units, chip.mxu_rows, chip.mxu_count)
@@ -201,7 +177,7 @@ def gemm_shape_efficiency(model: Model, chip: Chip, tokens: int, tp: int) -> flo
 
 
 def _shape_eta(model: Model, chip: Chip, chip_key: tuple, tokens, tp: int) -> float:
-    """:func:`gemm_shape_efficiency` of checked plain numbers, remembered by ``chip_key``, tokens and tp."""
+    """:func:`pass_shape_efficiency` of checked plain numbers, remembered by ``chip_key``, tokens and tp."""
     key = chip_key + (int(tokens), int(tp))
     eta = _SHAPE_ETA.get(key)
     if eta is None:
@@ -211,8 +187,9 @@ def _shape_eta(model: Model, chip: Chip, chip_key: tuple, tokens, tp: int) -> fl
 
 def _shape_etas(model: Model, chip: Chip, pairs: list) -> list[float]:
     """η_shape of each ``(tokens, tp)`` of ``pairs`` on a GPU or TPU: the GEMMs of :func:`layer_gemms`, each
-    one's η (:func:`_gpu_eta`, or the MXU folds of ``tiling.tpu_gemm``; ``M`` whole, ``N`` and ``K`` rounded
-    up, all at least 1), FLOP-weighted (:func:`_flop_weighted`)."""
+    one's η (:func:`accelbook.costs.gemm.gemm_shape_efficiency`; ``M`` cut to a whole number, since an expert's
+    mean rows ``M·top_k/E`` need not be whole, ``N`` and ``K`` rounded up, all at least 1), FLOP-weighted
+    (:func:`_flop_weighted`)."""
     t, p = (np.array(c) for c in zip(*pairs))
     gemms = layer_gemms(model, t, p.astype(np.int64))         # every pair at once
     starts = np.arange(len(pairs) + 1) * len(gemms)
@@ -222,13 +199,11 @@ def _shape_etas(model: Model, chip: Chip, pairs: list) -> list[float]:
         for f in range(4):
             table[f, :, i] = g[f]          # a plain number fills the column; an array, pair by pair
     count, M, N, K = (table[f].ravel() for f in range(4))
-    Mi, Ni, Ki = (np.maximum(1, x) for x in (M.astype(np.int64), np.ceil(N).astype(np.int64), np.ceil(K).astype(np.int64)))
-    if chip.kind == "tpu":
-        eta = np.array([tpu_gemm(m, n, k, chip.mxu_rows or 128, chip.mxu_count or 4)["efficiency"]
-                        for m, n, k in zip(Mi.tolist(), Ni.tolist(), Ki.tolist())])
-    else:
-        eta = _gpu_etas(Mi, Ni, Ki, chip.compute_units or 132)
-    return [output("gemm_shape_efficiency", v, lo=0.0, hi=1.0 + 1e-9) for v in _flop_weighted(starts, count, M, N, K, eta).tolist()]
+    Mi, Ni, Ki = (np.maximum(1.0, x) for x in (np.trunc(M), np.ceil(N), np.ceil(K)))
+    is_tpu, sms, mxu, n_mxu = chip_gemm_units(chip)
+    eta = _gemm_etas(Mi, Ni, Ki, is_tpu, float(sms), float(mxu), float(n_mxu))   # floats: training's signature
+    etas = _flop_weighted(starts, count, M, N, K, eta).tolist()
+    return [output("pass_shape_efficiency", v, lo=0.0, hi=1.0 + 1e-9) for v in etas]
 
 
 #: GEMM input precisions whose activations are cast before every GEMM (W8A8 FP8, W4A4 FP4)
@@ -239,11 +214,19 @@ CAST_PRECISIONS = ("fp8", "fp4")
 def elementwise_bytes_per_token(model: Model, tp: int, precision: str) -> float:
     """HBM bytes one token's elementwise kernels move on one chip, over all the model's layers: two
     norms, two residual adds, RoPE on q and k, the FFN activation, and, when the GEMMs take ``fp8`` or
-    ``fp4`` inputs, the casts of those inputs (:func:`accelbook.training.compute.elementwise_bytes`, no
+    ``fp4`` inputs, the casts of those inputs (:func:`accelbook.costs.elementwise.elementwise_bytes`, no
     sequence parallelism, the heads and FFN split over ``tp`` chips). They are separate kernels between
     the GEMMs, so their time adds to the step's; at a batch of 512 on Llama 2 70B in fp8 they move 21 GB
     a step against 70 GB of weights."""
-    mv = model_vector(model, 1)
     t = float(whole("tp", tp))
-    return model.n_layers * elementwise_bytes(mv, 1.0, t, 1.0, kv_heads_per_chip(mv, t), routed_ffn_width(mv),
-                                              precision in CAST_PRECISIONS)
+    _, d_v = model.attention_dim
+    n_mats = 3.0 if model.ffn == "swiglu" else 2.0
+    mo = model.moe
+    if mo is None:   # a dense model: every layer's FFN is d_ff wide
+        dff_eff = routed_ffn_width(0.0, float(model.d_ff), 1.0, 0.0, 0.0)
+    else:
+        dff_eff = routed_ffn_width(model.n_moe_layers / model.n_layers, float(model.d_ff), float(mo.top_k),
+                                   float(mo.n_shared_experts), float(mo.d_ff_expert))
+    return model.n_layers * elementwise_bytes(1.0, float(model.d_model), float(model.n_heads),
+                                              kv_heads_per_chip(float(model.kv_heads), t), float(model.d_head),
+                                              n_mats, float(d_v), dff_eff, t, 1.0, precision in CAST_PRECISIONS)

@@ -10,7 +10,7 @@ formulas with their symbols):
 
 with four measured mechanisms, each its own term: memory reads at the chip's achievable HBM bandwidth
 (``accelbook.specs.measured.achievable_hbm_fraction``, BabelStream Triad); GEMM compute divided by the
-shapes' tile/wave efficiency (``rates.gemm_shape_efficiency``); each all-reduce's fixed part at the
+shapes' tile/wave efficiency (``rates.pass_shape_efficiency``); each all-reduce's fixed part at the
 measured small-message all-reduce time (``measured.allreduce_latency``, nccl-tests); and, without CUDA
 graphs, the measured host and launch time per layer (``measured.launch_overhead_per_layer``).
 
@@ -27,6 +27,7 @@ import math
 from typing import NamedTuple
 
 from accelbook.checks import real
+from accelbook.costs.experts import touched_expert_share
 from accelbook.network.collectives import ring_time_s
 from accelbook.specs.chips import Chip
 from accelbook.specs.efficiency import measured_efficiency
@@ -51,8 +52,8 @@ from .rates import (
     WEIGHT_PRECISIONS,
     elementwise_bytes_per_token,
     gemm_efficiency,
-    gemm_shape_efficiency,
     nearest_peak_flop_s,
+    pass_shape_efficiency,
     peak_precision,
 )
 from .result import usable_bytes
@@ -260,7 +261,7 @@ def decode_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, q: 
     w_read = weights_read_bytes(model, m.bpe, bq)
     if model.moe is not None:                            # experts a microbatch touches, expected
         mo = model.moe
-        touched = each(lambda t: 1 - (1 - mo.top_k / mo.n_experts) ** t, bq)  # Python pow (NumPy differs in the last bit)
+        touched = each(lambda t: touched_expert_share(mo.top_k, mo.n_experts, t), bq)  # Python pow, not NumPy's
         expert_bytes = model.n_moe_layers * mo.n_experts * model.ffn_matrices(mo.d_ff_expert) * m.bpe
         w_read -= expert_bytes * (1 - touched)
     # the matmuls (weights) and attention (KV cache) are different kernels: each is bound by its own
@@ -268,7 +269,7 @@ def decode_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, q: 
     gemm_mem = w_read / (tp * pp) / m.w_bw
     # GEMMs of bq rows: tile/wave losses on GPUs; on TPUs the fold model charges every fold its weight
     # preload, which at a decode step's few rows it cannot hide, and no measurement checks that: not applied
-    eta_shape = gemm_shape_efficiency(model, chip, ceil_whole(bq), tp) if chip.kind == "gpu" else 1.0
+    eta_shape = pass_shape_efficiency(model, chip, ceil_whole(bq), tp) if chip.kind == "gpu" else 1.0
     gemm_cmp = bq * 2 * n_act / (tp * pp) / (r.eta * r.peak * eta_shape)
     attn_mem = b * c * m.kv_tok_chip * (model.kv_share(c) / model.kv_share(m.ctx_full)) / (r.eta_mem * r.mem_bw)
     attn_cmp = (bq * c * decode_attention_flops_per_context_token(model) * model.attention_share(c) / (tp * pp)
@@ -289,7 +290,7 @@ def _decode_dp(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, b: fl
     ep, pp = lay.tp, lay.pp
     w = dp_decode_terms(model, b, q, ep, pp, c, m.bpe, m.kv_tok_chip * model.kv_share(c) / model.kv_share(m.ctx_full))
     gemm_mem = w["w_read"] / m.w_bw
-    eta_shape = gemm_shape_efficiency(model, chip, math.ceil(w["rank_tokens"]), 1) if chip.kind == "gpu" else 1.0
+    eta_shape = pass_shape_efficiency(model, chip, math.ceil(w["rank_tokens"]), 1) if chip.kind == "gpu" else 1.0
     gemm_cmp = w["gemm_flops"] / (r.eta * r.peak * eta_shape)
     attn_mem = w["kv_bytes"] / (r.eta_mem * r.mem_bw)
     attn_cmp = w["attn_flops"] / (r.eta_att * r.peak_att)
@@ -310,7 +311,7 @@ def prefill_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, ar
     L, d = model.n_layers, model.d_model
     d_qk, d_v = model.attention_dim
     dp = lay.attention == "dp"        # DP attention: the prompt's rank runs all but the routed experts
-    eta_shape = gemm_shape_efficiency(model, chip, s_in, 1 if dp else tp)
+    eta_shape = pass_shape_efficiency(model, chip, s_in, 1 if dp else tp)
     a_exp = routed_active_params(model) if dp else 0
     per_tok = (2 * (model.matmul_params_active - a_exp) / (1 if dp else tp) + 2 * a_exp / tp) / pp \
         / (r.eta * r.peak * eta_shape)                                          # one token's matmuls

@@ -6,7 +6,8 @@ tp innermost) puts ``g_in = min(g, ⌊domain/stride⌋)`` members in each domain
 ``g_out = ⌈g/g_in⌉`` domains. A collective over it is hierarchical: a ring inside the domain
 (:func:`accelbook.network.collectives.ring_time_s` at the domain's step latency and per-chip
 bandwidth, 2 links per torus axis spanned, :func:`accelbook.network.geometry.torus_axes`), then a ring
-of ``S/g_in`` across the domains on the network.
+of ``S/g_in`` across the domains on the network: :mod:`accelbook.costs.hierarchical`, which the
+inference model's expert all-to-alls use too.
 
 Per layer and microbatch (``T`` tokens of ``d`` on a chip, bf16):
 
@@ -27,12 +28,17 @@ Per layer and microbatch (``T`` tokens of ``d`` on a chip, bf16):
 
 from __future__ import annotations
 
-import math
-
 from numba import njit
 
-from accelbook.network.collectives import ring_time_s
-from accelbook.network.geometry import torus_axes
+from accelbook.costs.hierarchical import (
+    ALL_GATHER,
+    ALL_TO_ALL,
+    REDUCE_SCATTER,
+    SEND,
+    collective_time_s,
+    domain_ring_bandwidth,
+    domain_split,
+)
 
 from .slots import (
     C_BKT_MIN,
@@ -53,56 +59,14 @@ from .slots import (
     M_TOPK,
 )
 
-#: the kernels' collective kinds (``collective_time``'s ``kind``)
-ALL_REDUCE = 0
-ALL_GATHER = REDUCE_SCATTER = 1   # one ring pass over the full buffer either way
-ALL_TO_ALL = 2
-SEND = 3
-
-
-@njit(cache=True, inline="always")
-def ring_bandwidth(g, c):
-    """Per-chip bandwidth (bytes/s) of a ring over ``g`` chips inside one domain: the switch port,
-    or 2 links per torus axis the group spans."""
-    if c[C_TORUS] == 0:
-        return c[C_DOMBW]
-    return 2.0 * torus_axes(g, c[C_DOM], c[C_TORUS]) * c[C_DOMBW]
-
-
-@njit(cache=True, inline="always")
-def domain_split(g, stride, c):
-    """(members inside one domain, number of domains) for a group of ``g`` ranks at this stride."""
-    inner = max(1.0, min(g, math.floor(c[C_DOM] / stride)))
-    if inner > g:
-        inner = g
-    outer = math.ceil(g / inner)
-    return inner, outer
-
 
 @njit(cache=True, inline="always")
 def collective_time(kind, S, g, stride, c):
-    """Time (s) of a collective over ``g`` ranks at rank stride ``stride``.
-
-    ``kind``: :data:`ALL_REDUCE`; :data:`ALL_GATHER` or :data:`REDUCE_SCATTER` (``S`` = the full
-    buffer); :data:`ALL_TO_ALL` (``S`` = bytes a rank sends in all: the share for peers in the domain
-    at the domain's ring bandwidth, the rest on the network, whichever is longer, plus
-    ``(g_in - 1)`` domain and ``(g_out - 1)`` network step latencies); :data:`SEND` (one point-to-point send of ``S``, on the network when the
-    stride leaves the domain). The rings are hierarchical: inside the domain, then across domains.
-    """
-    if g <= 1 or S <= 0:
-        return 0.0
-    gi, go = domain_split(g, stride, c)
-    bi = ring_bandwidth(gi, c)
-    if kind == SEND:
-        if stride >= c[C_DOM]:
-            return S / c[C_NETBW] + c[C_NETLAT]
-        return S / bi + c[C_DOMLAT]
-    if kind == ALL_TO_ALL:
-        t_in = S * (gi - 1) / g / bi
-        t_out = S * (g - gi) / g / c[C_NETBW]
-        return max(t_in, t_out) + (gi - 1) * c[C_DOMLAT] + (go - 1) * c[C_NETLAT]
-    passes = 2.0 if kind == ALL_REDUCE else 1.0
-    return ring_time_s(passes, S, gi, c[C_DOMLAT], bi) + ring_time_s(passes, S / gi, go, c[C_NETLAT], c[C_NETBW])
+    """Time (s) of a collective over ``g`` ranks at rank stride ``stride`` in the cluster of chip vector
+    ``c``: :func:`accelbook.costs.hierarchical.collective_time_s` on its domain and network slots
+    (``kind``: ``ALL_REDUCE``, ``ALL_GATHER`` or ``REDUCE_SCATTER``, ``ALL_TO_ALL``, ``SEND``)."""
+    return collective_time_s(kind, S, g, stride, c[C_DOM], c[C_DOMBW], c[C_TORUS], c[C_DOMLAT], c[C_NETBW],
+                             c[C_NETLAT])
 
 
 @njit(cache=True, inline="always")
@@ -168,10 +132,10 @@ def expert_all_to_all_time(mv, c, T, tp, cp, ep):
     if ep <= 1 or f <= 0:
         return 0.0
     S = T * mv[M_TOPK] * mv[M_D] * 2.0 / tp
-    gi, go = domain_split(ep, tp * cp, c)
+    gi, go = domain_split(ep, tp * cp, c[C_DOM])
     if mv[M_NODES] <= 0 or go <= 1:
         return f * 4.0 * collective_time(ALL_TO_ALL, S, ep, tp * cp, c)
-    t_in = S * (gi - 1) / ep / ring_bandwidth(gi, c)
+    t_in = S * (gi - 1) / ep / domain_ring_bandwidth(gi, c[C_DOM], c[C_DOMBW], c[C_TORUS])
     t_out = T * min(mv[M_TOPK], mv[M_NODES]) * mv[M_D] * 2.0 / tp * (go - 1) / go / c[C_NETBW]
     return f * 4.0 * (max(t_in, t_out) + (gi - 1) * c[C_DOMLAT] + (go - 1) * c[C_NETLAT])
 

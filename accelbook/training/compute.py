@@ -4,12 +4,13 @@ All ``@njit`` on the model vector ``mv`` and chip vector ``c`` (:mod:`.slots`), 
 tokens of a microbatch on one chip:
 
 - a GEMM ``[M×K]·[K×N]`` takes ``max(2MNK / (P·η_meas·η_shape), bytes / B_hbm)``: ``η_meas`` the
-  measured large-GEMM fraction of peak, ``η_shape`` the tile/wave (GPU, 128×128×64 tiles) or MXU
-  fold (TPU) efficiency of the shape (:mod:`accelbook.chip.tiling`);
+  measured large-GEMM fraction of peak, ``η_shape`` the tile/wave/split-K (GPU, tiles of 16 to 128 rows
+  by 128×64) or MXU fold (TPU) efficiency of the shape (:mod:`accelbook.costs.gemm`, which inference uses too);
 - attention (FlashAttention) does ``2·T·s·(d_qk + d_v)/tp · ½ · M_ATT`` causal FLOPs forward (M_ATT: a window's share) at the
   measured attention efficiency; unfused attention runs its score GEMMs at GEMM efficiency and
   writes, reads and writes back the scores in HBM;
-- norms, residuals, RoPE, activations and FP8 casts stream their bytes through HBM;
+- norms, residuals, RoPE, activations and FP8 casts stream their bytes through HBM
+  (:mod:`accelbook.costs.elementwise`);
 - backward = 2× forward for GEMMs and elementwise work, 2.5× for attention (FlashAttention-2);
 - recomputation: "full" re-runs the layer's forward; "selective" the norms and the FFN activation
   (and the attention scores when attention is unfused).
@@ -17,11 +18,10 @@ tokens of a microbatch on one chip:
 
 from __future__ import annotations
 
-import math
-
 from numba import njit
 
-from accelbook.chip.tiling import GPU_TILE, gpu_tile_factors, tpu_fold_efficiency
+from accelbook.costs.elementwise import elementwise_bytes, routed_ffn_width
+from accelbook.costs.gemm import gemm_shape_efficiency
 
 from .slots import (
     C_BPE,
@@ -46,34 +46,12 @@ from .slots import (
     M_FMOE,
     M_H,
     M_IMB,
-    M_KV,
     M_NM,
     M_NSH,
     M_TOPK,
     M_V,
     M_WIN,
 )
-
-TILE_M, TILE_N, TILE_K = GPU_TILE
-
-
-@njit(cache=True, inline="always")
-def gemm_shape_efficiency(M, N, K, c):
-    """Tile/wave (GPU) or MXU fold (TPU) efficiency of one ``[M×K]·[K×N]`` GEMM on chip ``c``.
-
-    M, N and K are rounded up to whole numbers (at least 1) first; then
-    :func:`accelbook.chip.tiling.gpu_tile_factors` (η_tile·η_k·η_wave over the chip's SMs) or
-    :func:`accelbook.chip.tiling.tpu_fold_efficiency`, the formulas of ``tiling.gpu_gemm`` and ``tpu_gemm``.
-    """
-    M = max(1.0, math.ceil(M))
-    N = max(1.0, math.ceil(N))
-    K = max(1.0, math.ceil(K))
-    if c[C_TPU] > 0:
-        return tpu_fold_efficiency(M, N, K, c[C_MXU], c[C_NMXU])
-    tiles, waves, eta_tile, eta_k, _ = gpu_tile_factors(M, N, K, c[C_SMS], TILE_M, TILE_N, TILE_K)
-    # = η_tile·η_k·η_wave, multiplied in this order so that every number (and the search's ranking
-    # of layouts whose step times tie to the last bit) stays what it was before the formula moved
-    return eta_tile * eta_k * tiles / (waves * c[C_SMS])
 
 
 @njit(cache=True, inline="always")
@@ -82,22 +60,10 @@ def gemm_time(M, N, K, c):
     0 when a dimension is empty."""
     if M <= 0 or N <= 0 or K <= 0:
         return 0.0
-    t_flop = 2.0 * M * N * K / (c[C_PEAK] * c[C_ETA] * gemm_shape_efficiency(M, N, K, c))
+    eta_shape = gemm_shape_efficiency(M, N, K, c[C_TPU] > 0, c[C_SMS], c[C_MXU], c[C_NMXU])
+    t_flop = 2.0 * M * N * K / (c[C_PEAK] * c[C_ETA] * eta_shape)
     t_mem = c[C_BPE] * (M * K + K * N + M * N) / c[C_HBMBW]
     return max(t_flop, t_mem)
-
-
-@njit(cache=True, inline="always")
-def kv_heads_per_chip(mv, tp):
-    """K/V heads a chip holds: ``max(kv/tp, 1)`` (replicated when tp exceeds the K/V heads)."""
-    return max(mv[M_KV] / tp, 1.0)
-
-
-@njit(cache=True, inline="always")
-def routed_ffn_width(mv):
-    """FFN width a token passes through on average: ``(1-f)·d_ff + f·(top_k + shared)·d_ff_expert``."""
-    f = mv[M_FMOE]
-    return (1.0 - f) * mv[M_DFF] + f * (mv[M_TOPK] + mv[M_NSH]) * mv[M_DFFE]
 
 
 @njit(cache=True, inline="always")
@@ -161,26 +127,12 @@ def attention_time(mv, c, T, s, tp, cp, mb, flash):
 
 
 @njit(cache=True, inline="always")
-def elementwise_bytes(mv, T, tp, sp, kv_loc, dff_eff, fp8):
-    """HBM bytes of one layer's elementwise work for ``T`` tokens (bf16 activations), one chip's share:
-    two norms (read and write ``d``: ``2·2·d``) and two residual adds (read two, write one: ``2·3·d``),
-    split by sequence parallelism ``sp``; RoPE on q and k (``2·2·(h/tp + kv_loc)·d_head``); the FFN
-    activation (``2·n_mats·d_ff/tp``: SwiGLU reads gate and up, writes one); and, when the GEMMs run in
-    FP8, the casts of every GEMM input (read bf16, write fp8: ``3·(d + d_v/tp + d + d_ff/tp)``). The
-    training kernel and the inference model (decode, prefill, serving steps) both charge these bytes."""
-    d = mv[M_D]
-    elem = 2.0 * (2.0 * 2.0 * d + 2.0 * 3.0 * d) / sp + 2.0 * 2.0 * (mv[M_H] / tp + kv_loc) * mv[M_DH] \
-        + (mv[M_NM] * 2.0) * dff_eff / tp
-    if fp8:   # FP8 casts of every GEMM input (read bf16, write fp8)
-        elem += 3.0 * (d + mv[M_DV] / tp + d + dff_eff / tp)
-    return T * elem
-
-
-@njit(cache=True, inline="always")
 def elementwise_time(mv, c, T, tp, sp, kv_loc, dff_eff):
-    """Forward time (s) of the HBM-bound elementwise work of one layer (:func:`elementwise_bytes`) at
-    the chip's achievable HBM bandwidth."""
-    return elementwise_bytes(mv, T, tp, sp, kv_loc, dff_eff, c[C_BPE] == 1.0) / c[C_HBMBW]
+    """Forward time (s) of the HBM-bound elementwise work of one layer
+    (:func:`accelbook.costs.elementwise.elementwise_bytes`, FP8 casts when the GEMMs run in fp8) at the
+    chip's achievable HBM bandwidth."""
+    return elementwise_bytes(T, mv[M_D], mv[M_H], kv_loc, mv[M_DH], mv[M_NM], mv[M_DV], dff_eff, tp, sp,
+                             c[C_BPE] == 1.0) / c[C_HBMBW]
 
 
 @njit(cache=True, inline="always")
@@ -202,10 +154,11 @@ def layer_pass_times(mv, c, T, s, tp, cp, ep, mb, sp, kv_loc, flash):
     """One layer, one microbatch, before recomputation: (t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_routed,
     dff_eff), forward GEMM, attention FLOP and score traffic, elementwise (s); their forward and backward
     sums (``t_bwd = 2·t_g + 2.5·t_a + 2·t_a_mem + 2·t_e``); the routed experts' share of t_g; the FFN
-    width a token passes through (:func:`routed_ffn_width`). :func:`recompute_time` adds the recomputation."""
+    width a token passes through (:func:`accelbook.costs.elementwise.routed_ffn_width`). :func:`recompute_time`
+    adds the recomputation."""
     t_g, t_routed = layer_gemm_time(mv, c, T, tp, ep)
     t_a, t_a_mem = attention_time(mv, c, T, s, tp, cp, mb, flash)
-    dff_eff = routed_ffn_width(mv)
+    dff_eff = routed_ffn_width(mv[M_FMOE], mv[M_DFF], mv[M_TOPK], mv[M_NSH], mv[M_DFFE])
     t_e = elementwise_time(mv, c, T, tp, sp, kv_loc, dff_eff)
     t_fwd = t_g + t_a + t_a_mem + t_e
     t_bwd = 2.0 * t_g + 2.5 * t_a + 2.0 * t_a_mem + 2.0 * t_e
@@ -218,5 +171,6 @@ def lm_head_time(mv, c, T, tp):
     ``2·T·(V/tp)·d`` FLOPs (the output layer stays bf16 in FP8 recipes) and three passes over the
     fp32 logits (``4·T·V/tp`` bytes each)."""
     d = mv[M_D]
-    t_head_gemm = 2.0 * T * mv[M_V] / tp * d / (c[C_PEAK_ATT] * c[C_ETA_BF16] * gemm_shape_efficiency(T, mv[M_V] / tp, d, c))
+    eta_shape = gemm_shape_efficiency(T, mv[M_V] / tp, d, c[C_TPU] > 0, c[C_SMS], c[C_MXU], c[C_NMXU])
+    t_head_gemm = 2.0 * T * mv[M_V] / tp * d / (c[C_PEAK_ATT] * c[C_ETA_BF16] * eta_shape)
     return 3.0 * t_head_gemm + 3.0 * 4.0 * T * mv[M_V] / tp / c[C_HBMBW]

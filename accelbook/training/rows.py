@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from accelbook.costs.elementwise import kv_heads_per_chip
+
 from .communication import (
     context_parallel_pass,
     context_parallel_time,
@@ -31,7 +33,6 @@ from .communication import (
 )
 from .compute import (
     imbalance_time,
-    kv_heads_per_chip,
     layer_pass_times,
     lm_head_time,
     moe_permute_time,
@@ -53,6 +54,7 @@ from .slots import (
     C_OVL,
     C_PEAK,
     M_FLOP_CAUSAL,
+    M_KV,
     M_L,
     O_CP_ALLGATHER,
     O_TP_OVERLAP,
@@ -108,7 +110,7 @@ def layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g):
     T = mb * s / cp                           # tokens of a microbatch on one chip
     sp = tp if seqpar else 1.0                # sequence parallelism splits norms/residuals by tp
     Lst, L_last = stage_layers(L, pp)
-    kv_loc = kv_heads_per_chip(mv, tp)
+    kv_loc = kv_heads_per_chip(mv[M_KV], tp)
     t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_routed, dff_eff = layer_pass_times(mv, c, T, s, tp, cp, ep, mb, sp,
                                                                                kv_loc, flash)
     g[G_T], g[G_SP], g[G_M], g[G_LST], g[G_LLAST], g[G_KV] = T, sp, B / (dp * mb), Lst, L_last, kv_loc

@@ -21,6 +21,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from accelbook.costs.gemm import DEFAULT_N_MXU, DEFAULT_SMS, chip_gemm_units
 from accelbook.specs.chips import Chip
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.efficiency import attention_efficiency, measured_efficiency
@@ -141,9 +142,6 @@ R_TOKENS_PER_S_PER_CHIP = R["tokens_per_s_per_chip"]
 R_N_MICROBATCHES = R["n_microbatches"]
 R_T_DP_TOTAL_S = R["t_dp_total_s"]              # all data-parallel traffic, hidden or not
 
-#: defaults the kernel assumes where the catalogue is silent (stated in the estimate's assumptions)
-DEFAULT_SMS, DEFAULT_MXU, DEFAULT_N_MXU = 132, 128, 4
-
 
 def model_vector(m: Model, seq_len: int) -> np.ndarray:
     """The model vector (``M_*`` slots) of ``m`` at ``seq_len`` tokens per sequence."""
@@ -209,10 +207,8 @@ def chip_vector(chip: Chip, cl: Cluster, precision: str, seq_len: int | None = N
     v[C_ETA_BF16] = measured_efficiency(chip, "bf16")[0].fraction
     hbm = achievable_hbm_fraction(chip)
     v[C_HBM], v[C_HBMBW] = chip.hbm_bytes, chip.hbm_bw_bytes_per_s * hbm.fraction
-    v[C_TPU] = 1.0 if chip.kind == "tpu" else 0.0
-    v[C_SMS] = chip.compute_units or DEFAULT_SMS
-    v[C_MXU] = chip.mxu_rows or DEFAULT_MXU
-    v[C_NMXU] = chip.mxu_count or DEFAULT_N_MXU
+    is_tpu, v[C_SMS], v[C_MXU], v[C_NMXU] = chip_gemm_units(chip)   # the defaults where none is published
+    v[C_TPU] = 1.0 if is_tpu else 0.0
     v[C_BPE] = 1.0 if precision == "fp8" else 2.0
     v[C_DOM], v[C_DOMBW], v[C_TORUS] = cl.domain_chips, cl.domain_bw_bytes_per_s * cl.domain_efficiency, cl.torus_dims
     v[C_DOMLAT] = cl.domain_latency_s
