@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 from accelbook import training
+from accelbook.network.geometry import torus_axes
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, usable_memory_bytes
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.efficiency import attention_efficiency, measured_efficiency
@@ -36,9 +37,21 @@ DEFAULT_SMS, DEFAULT_MXU, DEFAULT_N_MXU = 132, 128, 4   # where the catalogue is
 
 
 # -- the GEMM model --------------------------------------------------------------------------------------
+def _gpu_tiling(M, N, K, sms, tm, tn, tk) -> tuple[int, float]:
+    """(tiles, η_tile·η_k·η_wave) of ``[M×K]·[K×N]`` in ``tm × tn`` output tiles and ``tk`` K-slices on ``sms`` SMs."""
+    rows, cols = math.ceil(M / tm), math.ceil(N / tn)
+    tiles = rows * cols
+    waves = math.ceil(tiles / sms)
+    eta_tile = M * N / (rows * tm * cols * tn)
+    eta_k = K / (math.ceil(K / tk) * tk)
+    return tiles, eta_tile * eta_k * tiles / (waves * sms)
+
+
 def eta_shape(M, N, K, chip: Chip) -> float:
-    """Shape efficiency of ``[M×K]·[K×N]`` (accelbook/chip/tiling.py's formulas), M, N, K first rounded
-    up to whole numbers >= 1. GPU: η_tile·η_k·η_wave with 128×128×64 tiles on the chip's SMs. TPU:
+    """Shape efficiency of ``[M×K]·[K×N]`` (accelbook/costs/gemm.py's docstring), M, N, K first rounded
+    up to whole numbers >= 1. GPU: η_tile·η_k·η_wave in tiles of t_m × 128 × 64, t_m the smallest power
+    of two from 16 to 128 that covers M, the better of the plain tiling and split-K into
+    s = min(⌊SMs/tiles⌋, ⌊K/64⌋) slices (the tiling of ``[M×⌈K/s⌉]·[⌈K/s⌉×N·s]``) when s >= 2. TPU:
     M·N·K / (L·waves·R²·n_mxu), ⌈K/R⌉·⌈N/R⌉ folds of L = 3R + M - 2 cycles in ⌈folds/n_mxu⌉ waves."""
     M, N, K = (max(1, math.ceil(x)) for x in (M, N, K))
     if chip.kind == "tpu":
@@ -46,15 +59,15 @@ def eta_shape(M, N, K, chip: Chip) -> float:
         folds = math.ceil(K / R) * math.ceil(N / R)
         waves = math.ceil(folds / n_mxu)
         return M * N * K / ((3 * R + M - 2) * waves * R * R * n_mxu)
-    tm, tn, tk = GPU_TILE
     sms = chip.compute_units or DEFAULT_SMS
-    rows, cols = math.ceil(M / tm), math.ceil(N / tn)
-    tiles = rows * cols
-    waves = math.ceil(tiles / sms)
-    eta_tile = M * N / (rows * tm * cols * tn)
-    eta_k = K / (math.ceil(K / tk) * tk)
-    eta_wave = tiles / (waves * sms)
-    return eta_tile * eta_k * eta_wave
+    tm = 16
+    while tm < M and tm < 128:
+        tm *= 2
+    tiles, plain = _gpu_tiling(M, N, K, sms, tm, 128, 64)
+    s = min(sms // tiles, K // 64)
+    if s < 2:
+        return plain
+    return max(plain, _gpu_tiling(M, N * s, math.ceil(K / s), sms, tm, 128, 64)[1])
 
 
 @dataclass(frozen=True)
@@ -220,12 +233,20 @@ def net_bw(cl: Cluster) -> float:
     return cl.network_bw_bytes_per_s * cl.network_efficiency
 
 
+def domain_bw(cl: Cluster, g) -> float:
+    """A ring's bandwidth over ``g`` chips of one domain (accelbook.costs.hierarchical's docstring): a switched
+    domain gives each chip its link into the switch; a torus, 2 links per axis the group spans
+    (:func:`accelbook.network.geometry.torus_axes`); times the domain's efficiency."""
+    links = 1 if cl.torus_dims == 0 else 2 * torus_axes(g, cl.domain_chips, cl.torus_dims)
+    return links * cl.domain_bw_bytes_per_s * cl.domain_efficiency
+
+
 def ring_collective(passes, S, g, stride, cl: Cluster):
     """A ring of S over g ranks at this stride: inside each domain, then S/g_in across the domains."""
     if g <= 1 or S <= 0:
         return 0.0
     g_in, g_out = domain_split(g, stride, cl)
-    return ring_time(passes, S, g_in, cl.domain_latency_s, cl.domain_bw(g_in)) \
+    return ring_time(passes, S, g_in, cl.domain_latency_s, domain_bw(cl, g_in)) \
         + ring_time(passes, S / g_in, g_out, cl.network_latency_s, net_bw(cl))
 
 
@@ -243,7 +264,7 @@ def all_to_all(S, g, stride, cl: Cluster):
     if g <= 1 or S <= 0:
         return 0.0
     g_in, g_out = domain_split(g, stride, cl)
-    t = max(S * (g_in - 1) / g / cl.domain_bw(g_in), S * (g - g_in) / g / net_bw(cl))
+    t = max(S * (g_in - 1) / g / domain_bw(cl, g_in), S * (g - g_in) / g / net_bw(cl))
     return t + (g_in - 1) * cl.domain_latency_s + (g_out - 1) * cl.network_latency_s
 
 
@@ -254,7 +275,7 @@ def send(S, stride, cl: Cluster):
         return 0.0
     if stride >= cl.domain_chips:
         return S / net_bw(cl) + cl.network_latency_s
-    return S / cl.domain_bw(2) + cl.domain_latency_s
+    return S / domain_bw(cl, 2) + cl.domain_latency_s
 
 
 # -- communication of one layer, one microbatch ------------------------------------------------------------
@@ -288,7 +309,7 @@ def ep_comm(model, cl, T, tp, cp, ep):
     g_in, g_out = domain_split(ep, tp * cp, cl)
     if mo.node_limit <= 0 or g_out <= 1:
         return f * 4 * all_to_all(S, ep, tp * cp, cl)
-    t_in = S * (g_in - 1) / ep / cl.domain_bw(g_in)
+    t_in = S * (g_in - 1) / ep / domain_bw(cl, g_in)
     t_out = T * min(mo.top_k, mo.node_limit) * model.d_model * BF16 / tp * (g_out - 1) / g_out / net_bw(cl)
     return f * 4 * (max(t_in, t_out) + (g_in - 1) * cl.domain_latency_s + (g_out - 1) * cl.network_latency_s)
 
