@@ -8,17 +8,9 @@ smallest real discrepancy found, the selective recomputation's one extra tensor,
 A term that is the difference of two near-equal parts (the stage imbalance of an even split: 1e-17 s
 against 2e-17 s) is held to 1e-13 of the step instead.
 
-Two disagreements, each its own xfail(strict=True) test, and left out of the main comparison:
-
-- selective recomputation: the kernel (``compute.recompute_time``) charges the FFN activation
-  ``(n_mats + 1)·2·d_ff_eff/tp`` bytes a token, one tensor more than the forward's activation moves
-  (``compute.elementwise_bytes``: ``2·n_mats·d_ff/tp``, "SwiGLU reads gate and up, writes one"), while
-  its norms are charged exactly the forward's bytes (8·d/sp). Re-running the same operation moves the
-  same bytes: the kernel is wrong (or its docstring omits why). Selective layouts are compared here only
-  on what recomputation does not touch (GEMM, attention, elementwise, LM head, memory).
-- unfused attention in FP8: the score GEMMs run at the bf16 peak (``C_PEAK_ATT``) but the kernel takes
-  the FP8 GEMM fraction (``C_ETA``); the LM head, the other bf16 GEMM of an FP8 recipe, takes the bf16
-  fraction (``C_ETA_BF16``). The reference takes the bf16 fraction.
+Two disagreements the reference found were kernel errors, fixed since (each keeps a test below):
+selective recomputation charged the FFN activation one tensor more than its forward moves, and
+unfused FP8 attention ran its bf16 score GEMMs at the FP8 GEMM fraction.
 """
 
 from __future__ import annotations
@@ -41,10 +33,6 @@ MODELS = ("llama-3.1-8b", "llama-3.1-70b", "gpt3-175b", "gemma-3-27b", "mixtral-
 # tpu-v6e: no published MXU count (the default 4); gb200: a 72-GPU NVLink domain, so a group at stride 8
 # puts 9 ranks in a domain and need not divide by them
 CHIPS = ("h100", "b200", "gb200", "a100", "tpu-v5p", "tpu-v6e")
-# what selective recomputation does not change
-UNTOUCHED_BY_RECOMPUTE = ("t_gemm_s", "t_attention_s", "t_elementwise_s", "t_lm_head_s", "mem_weights_bytes",
-                          "mem_grads_bytes", "mem_optimizer_bytes", "mem_activations_bytes", "mem_logits_bytes",
-                          "memory_per_chip_bytes", "fits")
 
 
 def _pick(rng, values):
@@ -114,20 +102,13 @@ def _cases(seed, n):
     return [random_case(rng) for _ in range(n)]
 
 
-def _disputed(c, layout, o):
-    return layout["recompute"] == "selective" or (o["precision"] == "fp8" and not o["flash"])
-
-
 def test_estimate_equals_the_reference_on_random_layouts():
     cases = _cases(20261201, N_LAYOUTS)
     seen = {"models": set(), "chips": set(), "fp8": 0, "unfused": 0, "full": 0, "moe_ep": 0, "zero": set(),
             "sched": set(), "vp": 0, "cp": 0, "multi_domain": 0}
     worst = 0.0
     for m, c, B, s, lay, o in cases:
-        fields = UNTOUCHED_BY_RECOMPUTE if _disputed(c, lay, o) else None
-        if o["precision"] == "fp8" and not o["flash"]:
-            fields = tuple(f for f in UNTOUCHED_BY_RECOMPUTE if f != "t_attention_s")
-        rel, where = compared(m, c, B, s, lay, o, fields)
+        rel, where = compared(m, c, B, s, lay, o)
         assert rel <= RTOL, (m.id, c.id, B, s, lay, o, where, rel)
         worst = max(worst, rel)
         seen["models"].add(m.id)
@@ -158,17 +139,12 @@ def _first(predicate, seed=7, limit=2000):
     raise AssertionError("no such layout drawn")
 
 
-@pytest.mark.xfail(strict=True, reason="kernel charges selective recomputation's FFN activation (n_mats+1)·2·d_ff/tp "
-                                       "bytes a token, one tensor more than the forward's 2·n_mats·d_ff/tp "
-                                       "(compute.recompute_time vs compute.elementwise_bytes)")
 def test_selective_recompute_moves_the_forward_bytes_again():
     case = _first(lambda m, c, B, s, lay, o: lay["recompute"] == "selective" and o["flash"])
     rel, where = compared(*case)
     assert rel <= RTOL, (where, rel)
 
 
-@pytest.mark.xfail(strict=True, reason="kernel runs unfused attention's bf16 score GEMMs at the fp8 GEMM fraction "
-                                       "(C_ETA) of the bf16 peak; the LM head takes the bf16 fraction (C_ETA_BF16)")
 def test_unfused_fp8_attention_at_the_bf16_fraction():
     case = _first(lambda m, c, B, s, lay, o: o["precision"] == "fp8" and not o["flash"] and lay["recompute"] != "selective"
                   and c.id == "h100")

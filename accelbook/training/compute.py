@@ -121,7 +121,7 @@ def attention_time(mv, c, T, s, tp, cp, mb, flash):
     att_flop = 2.0 * T * s * (mv[M_DQK] + mv[M_DV]) / tp * 0.5 * mv[M_ATT]   # M_ATT: a window's share (1.0 without)
     if flash:
         return att_flop / (c[C_PEAK_ATT] * c[C_ETA_ATT]), 0.0
-    t_a = att_flop / (c[C_PEAK_ATT] * c[C_ETA])
+    t_a = att_flop / (c[C_PEAK_ATT] * c[C_ETA_BF16])   # the score GEMMs run in bf16, as the LM head
     t_a_mem = 3.0 * 2.0 * mb * mv[M_H] / tp * (s / cp) * s / c[C_HBMBW]
     return t_a, t_a_mem
 
@@ -138,11 +138,14 @@ def elementwise_time(mv, c, T, tp, sp, kv_loc, dff_eff):
 @njit(cache=True, inline="always")
 def recompute_time(mv, c, T, tp, sp, dff_eff, rec, flash, t_fwd, t_a, t_a_mem):
     """Time (s) re-running forward work in the backward pass: ``rec`` 2 (full) the whole forward
-    ``t_fwd``; 1 (selective) the norms and the FFN activation, plus unfused attention scores; 0 none."""
+    ``t_fwd``; 1 (selective) the norms and the FFN activation, plus unfused attention scores; 0 none.
+    Re-running an operation moves its forward bytes again (:func:`accelbook.costs.elementwise.elementwise_bytes`):
+    the two norms ``2·2·2·d/sp`` and the activation ``2·n_mats·d_ff_eff/tp`` per token (SwiGLU reads gate and
+    up and writes one), at the achievable HBM bandwidth."""
     if rec == 2:
         return t_fwd
     if rec == 1:
-        t_rec = T * (8.0 * mv[M_D] / sp + (mv[M_NM] + 1.0) * 2.0 * dff_eff / tp) / c[C_HBMBW]
+        t_rec = T * (8.0 * mv[M_D] / sp + mv[M_NM] * 2.0 * dff_eff / tp) / c[C_HBMBW]
         if not flash:
             t_rec += t_a + t_a_mem
         return t_rec
