@@ -86,7 +86,7 @@ def _copy_checkout(dest: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("accelbook", "data"):
         shutil.copytree(ROOT / name, dest / name, ignore=ignore)
-    for name in ("pyproject.toml", "LICENSE", "LICENSE-TEXT", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "LICENSE", "LICENSE-TEXT", "README.md"):
         shutil.copy2(ROOT / name, dest / name)
     (dest / "notebooks").mkdir()
     shutil.copy2(NOTEBOOKS[0], dest / "notebooks" / NOTEBOOKS[0].name)

@@ -21,7 +21,7 @@ from .rates import IDLE_POWER_SHARE, MEMORY_BOUND_POWER, WEIGHT_PRECISIONS
 from .result import InferenceEstimate
 from .terms import (
     Decode,
-    Layout,
+    InferenceLayout,
     Prefill,
     Rates,
     allreduce_terms,
@@ -43,7 +43,7 @@ ESTIMATE_FRACTIONS = {"memory_share", "decode_gemm_shape_efficiency", "prefill_g
 
 
 def _layout(model: Model, n_chips, batch_size, input_len, output_len, precision, tp, pp, kv_precision,
-            mem_efficiency, hop_latency_s, price_usd_per_hour, attention="tp") -> Layout:
+            mem_efficiency, hop_latency_s, price_usd_per_hour, attention="tp") -> InferenceLayout:
     n = at_most("n_chips", whole("n_chips", n_chips), MAX_CHIPS, _WHERE.format("CHIPS"))
     B = at_most("batch_size", whole("batch_size", batch_size), MAX_BATCH, _WHERE.format("BATCH"))
     s_in = at_most("input_len", whole("input_len", input_len), MAX_TOKENS, _WHERE.format("TOKENS"))
@@ -70,7 +70,7 @@ def _layout(model: Model, n_chips, batch_size, input_len, output_len, precision,
                          "each chip of a tensor-parallel group holds whole heads")
     if mem_efficiency is not None:
         fraction("mem_efficiency", mem_efficiency, zero_ok=False)
-    return Layout(n, B, s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision, attention)
+    return InferenceLayout(n, B, s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision, attention)
 
 
 def _assumptions(chip: Chip, precision: str, r: Rates, dec: Decode, pf: Prefill,
@@ -103,7 +103,7 @@ def checked_inputs(model, chip, n_chips, batch_size, input_len, output_len, prec
                    kv_precision=None, mem_efficiency=None, hop_latency_s=None, price_usd_per_hour=None,
                    weight_streaming_bytes_per_s=None, tokens_per_seq=1, cuda_graphs=True, attention="tp", pue=None):
     """:func:`estimate`'s arguments (the same, with its defaults: a test holds the two signatures equal)
-    checked before any term is computed: (model, chip, :class:`Layout`, the chip's rates, tokens_per_seq,
+    checked before any term is computed: (model, chip, :class:`InferenceLayout`, the chip's rates, tokens_per_seq,
     pue), or a ``ValueError`` naming the argument. A sweep checks its arguments with it once, then computes
     every layout and batch on arrays."""
     model = instance("model", model, Model, get_model)

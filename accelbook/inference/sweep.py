@@ -24,7 +24,7 @@ from .parallel import ATTENTION_LAYOUTS
 from .power import decode_power
 from .rates import WEIGHT_PRECISIONS
 from .result import usable_bytes
-from .terms import Layout, allreduce_terms, chip_rates, decode_terms, memory_terms, prefill_terms, throughput
+from .terms import InferenceLayout, allreduce_terms, chip_rates, decode_terms, memory_terms, prefill_terms, throughput
 
 #: the most layouts :func:`min_chips` evaluates (well under a millisecond each) before it refuses
 MAX_SEARCH_ESTIMATES = 20_000
@@ -152,7 +152,7 @@ def _grid(args: tuple, every: list, batches, kv_precision: str, kw: dict) -> dic
     r = chip_rates(chip, precision, kw.get("hop_latency_s"), kw.get("mem_efficiency"), kw.get("cuda_graphs", True))
     streaming = kw.get("weight_streaming_bytes_per_s")
     tp, pp = (np.array(c, dtype=np.int64) for c in zip(*every))
-    one = Layout(n, np.ones(len(tp), dtype=np.int64), s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision)
+    one = InferenceLayout(n, np.ones(len(tp), dtype=np.int64), s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision)
     per_layout = [_batches(mb, batches) for mb in memory_terms(model, one, r, streaming).max_batch.tolist()]
     B = np.array([b for bs in per_layout for b in bs], dtype=np.int64)
     if not len(B):
@@ -162,7 +162,7 @@ def _grid(args: tuple, every: list, batches, kv_precision: str, kw: dict) -> dic
     if B.max() > MAX_BATCH:      # past the estimate's bounds: it raises, naming the bound
         i = int(np.argmax(B))
         _estimate_at(args, B[i], (tp[i], pp[i]), kw)
-    lay = Layout(n, B, s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision)
+    lay = InferenceLayout(n, B, s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision)
     m = memory_terms(model, lay, r, streaming)
     ar = allreduce_terms(model, lay, r)           # the same for decode and prefill: worked out once
     dec = decode_terms(model, chip, lay, r, m, kw.get("tokens_per_seq", 1), ar)

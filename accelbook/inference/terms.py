@@ -14,7 +14,7 @@ shapes' tile/wave efficiency (``rates.pass_shape_efficiency``); each all-reduce'
 measured small-message all-reduce time (``measured.allreduce_latency``, nccl-tests); and, without CUDA
 graphs, the measured host and launch time per layer (``measured.launch_overhead_per_layer``).
 
-One formula, two shapes of input: a :class:`Layout` of plain numbers (one estimate), or one whose ``B``,
+One formula, two shapes of input: a :class:`InferenceLayout` of plain numbers (one estimate), or one whose ``B``,
 ``tp``, ``pp`` and ``replicas`` are equal-length NumPy arrays (every layout and batch of a sweep at once,
 :func:`accelbook.inference.sweep.sweep`), for tensor-parallel attention. The helpers below keep the two
 alike (:mod:`accelbook.inference.arrays`): ``maximum``/``minimum`` are the builtins on numbers and NumPy's
@@ -59,7 +59,7 @@ from .rates import (
 from .result import usable_bytes
 
 
-class Layout(NamedTuple):
+class InferenceLayout(NamedTuple):
     """The checked arguments: ``B`` sequences per replica of ``tp·pp`` chips, ``n`` chips in all."""
     n: int
     B: int
@@ -217,7 +217,7 @@ def _rates_of(chip: Chip, precision: str, hop_latency_s: float | None, mem_effic
                   ar_lat, why_ar, eta_mem, why_mem, t_launch, why_launch)
 
 
-def memory_terms(model: Model, lay: Layout, r: Rates, streaming_bw: float | None) -> Memory:
+def memory_terms(model: Model, lay: InferenceLayout, r: Rates, streaming_bw: float | None) -> Memory:
     """Weights (``resident``: none when they stream in) plus the batch's KV cache at full context."""
     if streaming_bw is not None:
         real("weight_streaming_bytes_per_s", streaming_bw, 1.0, allow_inf=True)
@@ -234,7 +234,7 @@ def memory_terms(model: Model, lay: Layout, r: Rates, streaming_bw: float | None
     return Memory(bpe, kvb, w_chip, resident, kv_tok_chip, ctx_full, mem_chip, max_batch, w_bw)
 
 
-def allreduce_terms(model: Model, lay: Layout, r: Rates) -> tuple[float, float]:
+def allreduce_terms(model: Model, lay: InferenceLayout, r: Rates) -> tuple[float, float]:
     """A stage's two ring all-reduces a layer of ``d_model`` bf16 activations per token, split into
     their latency (s, whatever the tokens: ``(L/pp)·2·t_ar`` with ``t_ar`` the measured small-message
     all-reduce time, or ``2(tp-1)·hop`` where none was measured) and their bytes (s per token)."""
@@ -245,7 +245,7 @@ def allreduce_terms(model: Model, lay: Layout, r: Rates) -> tuple[float, float]:
             per_stage * each(lambda tp: ring_time_s(2, model.d_model * 2, tp, 0.0, r.link), lay.tp))
 
 
-def decode_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, q: int = 1,
+def decode_terms(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: Memory, q: int = 1,
                  ar: tuple | None = None) -> Decode:
     """One step for every sequence: a microbatch of ``b = B/pp`` per stage at mean context ``c``, each
     sequence processing ``q`` tokens that share its context (``q = γ+1`` verifies ``γ`` draft tokens): the
@@ -284,7 +284,7 @@ def decode_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, q: 
                    bq * elem_tok, elem_tok)
 
 
-def _decode_dp(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, b: float, q: int, c: float) -> Decode:
+def _decode_dp(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: Memory, b: float, q: int, c: float) -> Decode:
     """One decode step with DP attention + EP (:mod:`accelbook.inference.parallel`): the busiest rank's
     reads and matmuls, its attention over its own sequences' cache, two all-to-alls per MoE layer."""
     ep, pp = lay.tp, lay.pp
@@ -304,7 +304,7 @@ def _decode_dp(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, b: fl
                    t_elem, elem_tok)
 
 
-def prefill_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, ar: tuple | None = None) -> Prefill:
+def prefill_terms(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: Memory, ar: tuple | None = None) -> Prefill:
     """One prompt of ``s_in`` tokens at an idle server: causal attention, the stages one after another;
     the GEMMs at the efficiency of their ``s_in``-row shapes. ``ar`` as :func:`decode_terms`'."""
     tp, pp, s_in = lay.tp, lay.pp, lay.s_in
@@ -329,7 +329,7 @@ def prefill_terms(model: Model, chip: Chip, lay: Layout, r: Rates, m: Memory, ar
     return Prefill(per_tok, attn_tok, pf_tok, pf_cmp, pf_mem, pf_comm, ttft, eta_shape, pf_elem)
 
 
-def throughput(lay: Layout, dec: Decode, pf: Prefill) -> float:
+def throughput(lay: InferenceLayout, dec: Decode, pf: Prefill) -> float:
     """Output tokens/s of all replicas, static batching: prefill the batch, then decode it."""
     B, pp, s_out = lay.B, lay.pp, lay.s_out
     Bp = ceil_share(B, lay.tp) if lay.attention == "dp" else B    # DP attention: each rank prefills its own prompts
