@@ -143,3 +143,48 @@ def test_disagreements_lists_price_spread():
     assert row["spread"] == pytest.approx((10.80 - 1.65) / 10.80)
     assert row["used"] == "10.8 USD/h" and "1.65 USD/h" in row["others"]
     assert (ab.disagreements()["spread"] >= 0).all()
+
+
+# -- one description per link: NVLink GPUs take their link latency from data/fabrics.toml ----------------------
+_MINIMAL = ('[mine]\nname = "Mine"\nvendor = "me"\nkind = "gpu"\nstatus = "announced"\n'
+            'hbm_bw_tb_s = { value = 1, src = "what-if-template" }\n')
+
+
+def test_nvlink_chips_take_the_fabrics_step_latency():
+    from accelbook.specs.fabrics import get_fabric
+    for cid, fid in (("h100", "nvlink4"), ("h200", "nvlink4"), ("h800", "nvlink4"), ("a100", "nvlink3"),
+                     ("b200", "nvlink5"), ("gb200", "nvlink5")):
+        c = ab.get_chip(cid)
+        assert c.scale_up_fabric == fid
+        # NCCL's hwLatencies[NVLINK][Ring][Simple]: the figure the training clusters and network presets use
+        assert c.link_latency_s == get_fabric(fid)["hop_latency_s"] == pytest.approx(3.4e-6)
+        assert c.provenance["link_latency_s"].source.id == "nccl-tuning"
+
+
+def test_one_nvlink4_latency_in_the_data():
+    # every entry of data/ that states an NVLink 4 step latency: only fabrics.toml's [nvlink4]
+    import re
+    data = ab.specs.loader.DATA_DIR
+    hits = []
+    for p in sorted(data.glob("*.toml")):
+        entry = None
+        for line in p.read_text().splitlines():
+            if m := re.match(r"^\[([^\]]+)\]", line):
+                entry = m.group(1)
+            elif re.match(r"^\s*(link_latency|step_latency|domain_latency)_(us|ns)\s*=", line):
+                hits.append((p.name, entry))
+    nvlink4 = {cid for cid in ("h100", "h200", "h800", "gh200")}
+    assert not [h for h in hits if h[0] == "chips.toml" and h[1] in nvlink4], hits
+    assert ("fabrics.toml", "nvlink4") in hits
+    assert not [h for h in hits if h[0] == "clusters.toml"], hits
+
+
+@pytest.mark.parametrize("extra, problem", [
+    ('scale_up_fabric = "nvlink9"\n', "must be a fabric id"),
+    ('scale_up_fabric = "nvlink4"\nlink_latency_us = { value = 1, src = "what-if-template" }\n', "given twice"),
+])
+def test_a_bad_fabric_link_is_a_catalogue_error(tmp_path, extra, problem):
+    p = tmp_path / "mine.toml"
+    p.write_text(_MINIMAL + extra)
+    with pytest.raises(ab.specs.loader.CatalogueError, match=rf"entry \[mine\].*{problem}"):
+        ab.load_chips(p)

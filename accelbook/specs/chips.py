@@ -22,6 +22,7 @@ import pandas as pd
 from accelbook.checks import positive
 
 from .catalogue import Kind
+from .fabrics import fabrics
 from .loader import (
     STATUSES,
     CatalogueError,
@@ -67,7 +68,7 @@ for _p in PRECISIONS:
 _BASES = {base: units for base, (units, _) in _QUANTITIES.items()}
 _QUANTITY_KEYS = {f"{base}_{unit}" for base, units in _BASES.items() for unit in units}
 _REQUIRED = {"name", "vendor", "kind", "status"}
-_OPTIONAL = {"aliases", "year", "notes", "what_if", "matrix_unit"}
+_OPTIONAL = {"aliases", "year", "notes", "what_if", "matrix_unit", "scale_up_fabric"}
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,10 @@ class Chip:
     hbm_bytes, hbm_bw_bytes_per_s : off-chip memory capacity (bytes) and bandwidth (bytes/s)
     sram_bytes, sram_bw_bytes_per_s : on-chip SRAM (bytes) and its bandwidth (bytes/s)
     link_bw_bytes_per_s : chip-to-chip bandwidth per chip, in ``link_bw_direction``
-    link_latency_s : one hop's latency (s)
+    link_latency_s : one step of a collective on the chip's links (s): the chip's own figure, or the step
+        latency of its ``scale_up_fabric`` (``data/fabrics.toml``, which the training clusters and the
+        network presets read too, so a link has one description)
+    scale_up_fabric : id of the fabric in ``data/fabrics.toml`` the chip's scale-up links are (None: not there)
     scale_up_chips : chips in one scale-up domain (NVLink domain, ICI pod)
     price_usd_per_s : price per chip-second (USD/s); ``price_usd_per_hour`` for humans
     provenance : field name -> :class:`Provenance`
@@ -105,6 +109,7 @@ class Chip:
     link_bw_direction: str | None = None
     link_latency_s: float | None = None
     scale_up_chips: int | None = None
+    scale_up_fabric: str | None = None
     compute_units: int | None = None   # SMs on a GPU (what thread blocks are scheduled on)
     tdp_w: float | None = None
     price_usd_per_s: float | None = None
@@ -259,6 +264,8 @@ def parse_chip(path: Path | str, cid: str, entry: Mapping[str, Any], sources: Ma
     aliases = entry.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         raise CatalogueError(path, cid, "aliases", "must be a list of strings")
+    if "scale_up_fabric" in entry:
+        kw["scale_up_fabric"] = fabric_link(path, cid, entry["scale_up_fabric"], kw, prov)
     year = entry.get("year")
     if year is not None and (not isinstance(year, int) or not 1990 < year < 2100):
         raise CatalogueError(path, cid, "year", f"must be a year like 2024, got {year!r}")
@@ -269,6 +276,21 @@ def parse_chip(path: Path | str, cid: str, entry: Mapping[str, Any], sources: Ma
         peak_dense_flop_s=MappingProxyType(dense), peak_sparse_flop_s=MappingProxyType(sparse),
         provenance=MappingProxyType(prov), **kw,
     )
+
+
+def fabric_link(path, cid: str, fid: Any, kw: dict, prov: dict) -> str:
+    """The checked fabric id of a chip's ``scale_up_fabric``; fills ``link_latency_s`` (and its provenance)
+    from the fabric's step latency, which a chip that names its fabric may not state again."""
+    fabs = fabrics()
+    if not isinstance(fid, str) or fid not in fabs:
+        raise CatalogueError(path, cid, "scale_up_fabric", f"must be a fabric id of data/fabrics.toml ({', '.join(fabs)}), "
+                                                           f"got {fid!r}")
+    if "link_latency_s" in kw:
+        raise CatalogueError(path, cid, "link_latency_us", f"given twice: the chip names scale_up_fabric = {fid!r}, "
+                                                           "whose step latency it takes")
+    kw["link_latency_s"] = fabs[fid]["hop_latency_s"]
+    prov["link_latency_s"] = fabs[fid]["hop_latency_s_provenance"]
+    return fid
 
 
 def load_chips(path: Path | str, sources: Mapping[str, Source] | None = None) -> tuple[Chip, ...]:
