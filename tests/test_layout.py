@@ -76,7 +76,16 @@ def test_a_layout_given_twice_is_an_error():
 
 
 def test_search_returns_layouts():
-    df = training.search(*ARGS, top=3)
+    df = training.search(*ARGS, top=3, precision="fp8", tp_overlap=0.5)
     best = df.attrs["best"]
-    assert Layout.from_mapping(df.iloc[0]) == best.layout.replace(precision="bf16")
+    lays = training.layouts_of(df)
+    assert len(lays) == 3 and lays[0] == best.layout
+    assert lays[0].precision == "fp8" and lays[0].tp_overlap == 0.5
     assert str(best.layout) == training.label_of(best.config)
+    # each row's layout, estimated again, gives that row's step time
+    for lay, step in zip(lays, df["step_time_s"]):
+        assert training.estimate(*ARGS, layout=lay).step_time_s == step
+    plain = df.copy()
+    plain.attrs = {}
+    with pytest.raises(ValueError, match="a table returned by"):
+        training.layouts_of(plain)

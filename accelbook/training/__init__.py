@@ -67,7 +67,7 @@ Where each part lives (the file list is the table of contents):
 """
 
 from .goodput import PublishedGoodput, check_goodput, goodput_words, published_goodput, time_to_train_words
-from .layout import Layout, label_of, load_layouts
+from .layout import Layout, label_of, layouts_of, load_layouts
 from .layouts import best_config, search, search_space
 from .mfu import (
     ATTENTION_COUNTS,
@@ -98,7 +98,7 @@ from .validation import (
 from .waterfall import waterfall, waterfall_table
 
 __all__ = [
-    "estimate", "TrainingEstimate", "Layout", "label_of", "load_layouts", "search", "search_space", "best_config", "scaling", "scaling_columns", "validation_table",
+    "estimate", "TrainingEstimate", "Layout", "label_of", "layouts_of", "load_layouts", "search", "search_space", "best_config", "scaling", "scaling_columns", "validation_table",
     "published_runs", "predicted_metric", "estimate_auto", "run_layout", "RECOMPUTE", "PRECISIONS", "METRICS",
     "CONVENTIONS", "CONFIG_FIELDS", "RESULT_FIELDS", "TIME_LABELS", "MEMORY_LABELS", "HOURS",
     "model_flops_utilisation", "counted_flops_per_token", "reference_peak_flop_s", "convention_name",

@@ -174,3 +174,17 @@ def layout_arguments(layout: Layout, given: Mapping) -> dict:
         raise ValueError(f"give the layout either as layout= or as keywords, not both: {', '.join(clash)} given beside "
                          f"layout={layout}")
     return layout.as_dict()
+
+
+#: the run's options a row of ``search``'s table does not hold (they are the search's arguments)
+_RUN_OPTIONS = ("precision", "flash_attention", "sequence_parallel", "tp_overlap", "cp_comm")
+
+
+def layouts_of(table) -> list[Layout]:
+    """The layouts of the rows of a ``search`` table, in its order, each with the run's options the search
+    was given (read from the best row's estimate in ``table.attrs["best"]``)."""
+    best = table.attrs.get("best") if hasattr(table, "attrs") else None
+    if best is None:
+        raise ValueError("layouts_of takes a table returned by accelbook.training.search (its attrs hold the best estimate)")
+    options = {k: best.config[k] for k in _RUN_OPTIONS}
+    return [Layout.from_mapping({**row, **options}) for row in table.to_dict("records")]

@@ -372,7 +372,8 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
                           grad_sync=GRAD_SYNC.index(grad_sync), schedule=SCHEDULES.index(schedule))
     config = dict(tp=tp, cp=cp, pp=pp, vp=vp, dp=dp, ep=ep, microbatch=mb, zero_stage=zero_stage, recompute=recompute,
                   grad_sync=grad_sync, schedule=schedule, precision=precision, seq_len=s, global_batch_sequences=B,
-                  flash_attention=bool(flash_attention), sequence_parallel=bool(sequence_parallel), cp_comm=cp_comm)
+                  flash_attention=bool(flash_attention), sequence_parallel=bool(sequence_parallel), cp_comm=cp_comm,
+                  tp_overlap=float(tp_overlap))
     est = to_estimate(out, model, chip, cl, n, config, mv, notes, flash_attention, reserve)
     return _checked(dataclasses.replace(est, assumptions=est.assumptions + tuple(layout_assumptions(est.config))))
 
