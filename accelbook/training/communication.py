@@ -46,8 +46,8 @@ def collective_time(kind, S, g, stride, c):
     """Time (s) of a collective over ``g`` ranks at rank stride ``stride`` in the cluster of chip record
     ``c``: :func:`accelbook.costs.hierarchical.collective_time_s` on its domain and network fields
     (``kind``: ``ALL_REDUCE``, ``ALL_GATHER`` or ``REDUCE_SCATTER``, ``ALL_TO_ALL``, ``SEND``)."""
-    return collective_time_s(kind, S, g, stride, c.domain_chips, c.domain_bw_bytes_per_s, c.torus_dims, c.domain_latency_s, c.network_bw_bytes_per_s,
-                             c.network_latency_s)
+    return collective_time_s(kind, S, g, stride, c.domain_chips, c.domain_bw_bytes_per_s, c.torus_dims,
+                             c.domain_latency_s, c.network_bw_bytes_per_s, c.network_latency_s)
 
 
 @njit(cache=True, inline="always")

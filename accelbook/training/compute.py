@@ -6,7 +6,8 @@ tokens of a microbatch on one chip:
 - a GEMM ``[M×K]·[K×N]`` takes ``max(2MNK / (P·η_meas·η_shape), bytes / B_hbm)``: ``η_meas`` the
   measured large-GEMM fraction of peak, ``η_shape`` the tile/wave/split-K (GPU, tiles of 16 to 128 rows
   by 128×64) or MXU fold (TPU) efficiency of the shape (:mod:`accelbook.costs.gemm`, which inference uses too);
-- attention (FlashAttention) does ``2·T·s·(d_qk + d_v)/tp · ½ · attention_share`` causal FLOPs forward (attention_share: a window's share) at the
+- attention (FlashAttention) does ``2·T·s·(d_qk + d_v)/tp · ½ · attention_share`` causal FLOPs forward
+  (``attention_share``: a window's share) at the
   measured attention efficiency; unfused attention runs its score GEMMs at GEMM efficiency and
   writes, reads and writes back the scores in HBM;
 - norms, residuals, RoPE, activations and FP8 casts stream their bytes through HBM
@@ -88,7 +89,7 @@ def imbalance_time(mv, ep, t_routed):
 def attention_time(mv, c, T, s, tp, cp, mb, flash):
     """Forward attention time (s) of one layer: (t_a, t_a_mem), the FLOPs' time and, unfused, the
     scores' HBM traffic (written, read, written back: ``3·2·mb·(h/tp)·(s/cp)·s`` bytes)."""
-    att_flop = 2.0 * T * s * (mv.d_qk + mv.d_v) / tp * 0.5 * mv.attention_share   # attention_share: a window's share (1.0 without)
+    att_flop = 2.0 * T * s * (mv.d_qk + mv.d_v) / tp * 0.5 * mv.attention_share   # a window's share (1.0 without)
     if flash:
         return att_flop / (c.peak_bf16_flop_s * c.eta_attention), 0.0
     t_a = att_flop / (c.peak_bf16_flop_s * c.eta_gemm_bf16)   # the score GEMMs run in bf16, as the LM head

@@ -3,7 +3,8 @@
 - **Model states** (ZeRO, Rajbhandari et al. 2020, with Megatron's mixed precision: the distributed
   optimizer guide's "float16 param, fp32 grads: 18" bytes): bf16 weights 2Ψ, fp32 main gradients 4Ψ,
   fp32 Adam states (master weights and two moments) 12Ψ, for the Ψ parameters a chip holds (the
-  byte counts are the chip record's ``weight_bytes_per_param``, ``grad_bytes_per_param``, ``optimizer_bytes_per_param``, from
+  byte counts are the chip record's ``weight_bytes_per_param``, ``grad_bytes_per_param``,
+  ``optimizer_bytes_per_param``, from
   ``data/training_framework.toml``); divided by the
   data-parallel group that holds the same parameters for ZeRO stage 3 (weights), ≥ 1 (optimizer
   states), and for the gradients only when they are reduce-scattered every microbatch (``gsync`` 1,
@@ -59,7 +60,8 @@ def model_state_bytes(c, p_ne, p_e, g_ne, g_e, zero, gsync, p_opt):
 @njit(cache=True, inline="always")
 def optimizer_step_bytes(c):
     """HBM bytes the Adam step moves per parameter it updates: read and write the fp32 master weight
-    and both moments (``2·optimizer_bytes_per_param`` = 24), read the fp32 main gradient (``grad_bytes_per_param`` = 4) and
+    and both moments (``2·optimizer_bytes_per_param`` = 24), read the fp32 main gradient
+    (``grad_bytes_per_param`` = 4) and
     write the bf16 weight (``weight_bytes_per_param`` = 2): 30."""
     return 2.0 * c.optimizer_bytes_per_param + c.grad_bytes_per_param + c.weight_bytes_per_param
 
@@ -80,7 +82,8 @@ def activation_bytes_per_token(mv, s, tp, sp, kv_loc, rec, flash):
     store_ffn = (mv.n_ffn_matrices - 1.0) * 2.0 + keep * 2.0
     a_tok = 2.0 * 2.0 * d / sp + keep * 2.0 * 2.0 * d / sp + 2.0 * (mv.n_heads / tp + 2.0 * kv_loc) * mv.d_head \
         + 2.0 * mv.d_v / tp + (1.0 - f) * store_ffn * mv.d_ff / tp \
-        + f * (mv.top_k * (2.0 * d + store_ffn * mv.d_ff_expert / tp) + mv.n_shared_experts * store_ffn * mv.d_ff_expert / tp)
+        + f * (mv.top_k * (2.0 * d + store_ffn * mv.d_ff_expert / tp)
+               + mv.n_shared_experts * store_ffn * mv.d_ff_expert / tp)
     if not flash and rec == 0:   # softmax output, bf16 (no dropout: Korthikanti's 5as² counts 3 more for it)
         a_tok += 2.0 * mv.n_heads * s / tp
     return a_tok

@@ -88,8 +88,10 @@ def layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g):
     kv_loc = kv_heads_per_chip(mv.kv_heads, tp)
     t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd, t_routed, dff_eff = layer_pass_times(mv, c, T, s, tp, cp, ep, mb, sp,
                                                                                kv_loc, flash)
-    g.tokens, g.seq_split, g.n_microbatches, g.stage_layers, g.last_stage_layers, g.kv_heads_per_chip = T, sp, B / (dp * mb), Lst, L_last, kv_loc
-    g.t_gemm_s, g.t_attention_s, g.t_attention_mem_s, g.t_elementwise_s, g.t_fwd_s, g.t_bwd_s = t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd
+    g.tokens, g.seq_split, g.n_microbatches = T, sp, B / (dp * mb)
+    g.stage_layers, g.last_stage_layers, g.kv_heads_per_chip = Lst, L_last, kv_loc
+    g.t_gemm_s, g.t_attention_s, g.t_attention_mem_s = t_g, t_a, t_a_mem
+    g.t_elementwise_s, g.t_fwd_s, g.t_bwd_s = t_e, t_fwd, t_bwd
     g.t_routed_s, g.routed_ffn_width = t_routed, dff_eff
     g.t_head_s = lm_head_time(mv, c, T, tp)
     g.t_tp_pass_s = tensor_parallel_pass(mv, c, T, tp)
@@ -104,7 +106,8 @@ def layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g):
 @njit(cache=True, inline="always")
 def held_params(g, sched):
     """(non-expert, expert) parameters a chip of the busiest stage holds before ZeRO: the stage's
-    (``stage_params_non_expert``, ``stage_params_expert``); DualPipe (``sched`` 2) holds two stages' parameters, one per direction."""
+    (``stage_params_non_expert``, ``stage_params_expert``); DualPipe (``sched`` 2) holds two stages' parameters,
+    one per direction."""
     if sched == 2:
         return 2.0 * g.stage_params_non_expert, 2.0 * g.stage_params_expert
     return g.stage_params_non_expert, g.stage_params_expert
@@ -123,7 +126,8 @@ def dp_passes(c, g, tp, cp, dp, ep, zero, sched, d):
     at ZeRO stage ``zero`` and schedule ``sched`` (:func:`~.communication.data_parallel_collectives`)."""
     p_ne, p_e = held_params(g, sched)
     g_ne, g_e = dp_groups(dp, cp, ep)
-    d.t_rs_s, d.t_ag_s, d.t_bucket_rs_s, d.t_bucket_ag_s = data_parallel_collectives(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero)
+    d.t_rs_s, d.t_ag_s, d.t_bucket_rs_s, d.t_bucket_ag_s = data_parallel_collectives(c, p_ne, p_e, g_ne, g_e, tp, cp,
+                                                                                     ep, zero)
 
 
 @njit(cache=True, inline="always")
@@ -242,7 +246,8 @@ def finish_row(mv, c, g, d, B, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sche
     :mod:`.pipeline` or :mod:`.memory`, and this function only puts them together."""
     L = mv.n_layers
     T, sp, m, Lst, L_last = g.tokens, g.seq_split, g.n_microbatches, g.stage_layers, g.last_stage_layers
-    t_g, t_a, t_a_mem, t_e, t_fwd, t_bwd = g.t_gemm_s, g.t_attention_s, g.t_attention_mem_s, g.t_elementwise_s, g.t_fwd_s, g.t_bwd_s
+    t_g, t_a, t_a_mem = g.t_gemm_s, g.t_attention_s, g.t_attention_mem_s
+    t_e, t_fwd, t_bwd = g.t_elementwise_s, g.t_fwd_s, g.t_bwd_s
     # ---- one layer, one microbatch: compute, then the communication it exposes
     t_rec = recompute_time(mv, c, T, tp, sp, g.routed_ffn_width, rec, flash, t_fwd, t_a, t_a_mem)
     t_head = g.t_head_s
@@ -269,8 +274,9 @@ def finish_row(mv, c, g, d, B, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sche
     t_w = Lst * t_g                                  # weight-gradient GEMMs of a microbatch on the stage
     bubble = bubble_time(pp, vp, t_mb, Lst * (t_bwd - t_g + t_rec), t_w, sched)
     # ---- data parallelism and the optimizer, on the parameters of the busiest stage
-    t_dp, t_bk, t_dp_total = data_parallel_times(d.t_rs_s, d.t_ag_s, d.t_bucket_rs_s, d.t_bucket_ag_s, zero, gsync, m, Lst * t_layer,
-                                                 Lst * (t_fwd + t_tp / 2.0), Lst * (t_bwd + t_rec + t_tp / 2.0))
+    t_dp, t_bk, t_dp_total = data_parallel_times(d.t_rs_s, d.t_ag_s, d.t_bucket_rs_s, d.t_bucket_ag_s, zero, gsync,
+                                                 m, Lst * t_layer, Lst * (t_fwd + t_tp / 2.0),
+                                                 Lst * (t_bwd + t_rec + t_tp / 2.0))
     t_ovl_dp = c.overlap_slowdown * max(0.0, t_dp_total - t_dp - t_bk)   # the hidden part slows what hides it
     t_opt = optimizer_time(c, g, cp, dp, ep, zero, sched)
     step = m * t_mb + bubble + t_dp + t_bk + t_opt + t_ovl_dp
