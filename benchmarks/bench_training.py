@@ -22,7 +22,7 @@ from accelbook import training  # noqa: E402
 from accelbook.specs.chips import get_chip, usable_memory_bytes  # noqa: E402
 from accelbook.specs.clusters import cluster_for  # noqa: E402
 from accelbook.specs.models import get_model  # noqa: E402
-from accelbook.training import kernel, slots  # noqa: E402
+from accelbook.training import kernel, records  # noqa: E402
 
 GOAL_S = 2.0
 
@@ -36,10 +36,10 @@ def timed(fn, *args, **kw):
 def _kernel_only(model, chip, n, B, s):
     """The enumeration and evaluation kernel alone, without the DataFrame around it."""
     sp = training.search_space(model, n)
-    mv = slots.model_vector(model, s)
-    cv, _ = slots.chip_vector(chip, cluster_for(chip), "bf16")
+    mv = records.model_record(model, s)
+    cv, _ = records.chip_record(chip, cluster_for(chip), "bf16")
     return len(kernel.evaluate_layouts(mv, cv, n, B, s, sp, True, True, usable_memory_bytes(chip.hbm_bytes),
-                                       slots.options_vector())[0])
+                                       records.options_record())[0])
 
 
 def main() -> int:

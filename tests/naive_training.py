@@ -33,7 +33,7 @@ GRAD_SYNC = ("step", "microbatch")
 SCHEDULES = ("1f1b", "zb-h1", "dualpipe")
 BF16 = 2.0                                 # bytes of a bf16 activation
 GPU_TILE = (128, 128, 64)                  # tiling.py: CUTLASS's 128×128×64 thread-block tile and K slice
-DEFAULT_SMS, DEFAULT_MXU, DEFAULT_N_MXU = 132, 128, 4   # where the catalogue is silent (slots.py's notes)
+DEFAULT_SMS, DEFAULT_MXU, DEFAULT_N_MXU = 132, 128, 4   # where the catalogue is silent (records.py's notes)
 
 
 # -- the GEMM model --------------------------------------------------------------------------------------

@@ -6,13 +6,18 @@
 - notebooks use the public API only;
 - no module over 500 lines; no function over 80 lines, except a Numba kernel whose docstring
   says why it is one function (a line starting ``Length:``); in the package and in ``benchmarks/``
-  and ``tools/`` alike.
+  and ``tools/`` alike;
+- no module indexes a vector by a named constant: no slot tuple (``A, B, C = range(3)``), no
+  ``{name: i for i, name in enumerate(...)}`` position table, no ``x[X_NAME]`` with a prefix-style or
+  integer constant as the index; kernels read and write named record fields (``training/records.py``);
+  in the package, ``benchmarks/``, ``tools/`` and ``tests/``.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -356,3 +361,71 @@ def test_sibling_model_layers_never_import_each_other(path):
            if _layer(t) in SIBLING_LAYERS and _layer(t) != own]
     assert not bad, f"{_rel(path)} ({own}) imports another model layer's modules: " + "; ".join(bad) + \
         " (share the mechanism through a layer both import)"
+
+
+#: a slot constant's look: a short upper-case prefix, an underscore, upper-case (``M_D``, ``CFG_TP``, ``R_FITS``)
+SLOT_NAME = re.compile(r"^[A-Z][A-Z0-9]{0,3}_[A-Z0-9_]+$")
+INDEXED_SOURCES = SIZED_SOURCES + sorted(p for p in (ROOT / "tests").rglob("*.py"))
+
+
+def _is_range(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
+
+
+def _is_position_table(node: ast.AST) -> bool:
+    """``{name: i for i, name in enumerate(...)}``, bare or wrapped in a call (``MappingProxyType(...)``)."""
+    if isinstance(node, ast.Call) and len(node.args) == 1:
+        node = node.args[0]
+    if not isinstance(node, ast.DictComp) or len(node.generators) != 1:
+        return False
+    gen = node.generators[0]
+    return (isinstance(gen.iter, ast.Call) and isinstance(gen.iter.func, ast.Name) and gen.iter.func.id == "enumerate"
+            and isinstance(gen.target, ast.Tuple) and isinstance(node.value, ast.Name)
+            and isinstance(gen.target.elts[0], ast.Name) and node.value.id == gen.target.elts[0].id)
+
+
+def slot_problems(source: str) -> list[str]:
+    """Where ``source`` indexes by position through a named constant (the rule above), one line each."""
+    tree = ast.parse(source)
+    problems, int_constants = [], set()
+    for node in tree.body:
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if _is_range(node.value):
+            problems.append(f"line {node.lineno}: a slot tuple, {ast.unparse(targets[0])[:60]} = range(...)")
+        if _is_position_table(node.value):
+            problems.append(f"line {node.lineno}: a position table, {ast.unparse(targets[0])} = {{name: i ...}}")
+        if isinstance(node.value, ast.Constant) and type(node.value.value) is int:
+            int_constants |= {t.id for t in targets if isinstance(t, ast.Name)}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Subscript):
+            continue
+        for e in node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]:
+            name = e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else None
+            if name is not None and (SLOT_NAME.match(name) or name in int_constants):
+                problems.append(f"line {node.lineno}: {ast.unparse(node)} indexes by the constant {name}")
+    return problems
+
+
+def test_slot_rule_catches_slot_vectors():
+    """The rule finds each form of the old slot vectors, and passes named record fields."""
+    old = """
+from types import MappingProxyType
+(M_L, M_D, M_NVEC) = range(3)
+O_TP_OVERLAP, O_CP = range(len(FIELDS))
+R = MappingProxyType({name: i for i, name in enumerate(FIELDS)})
+N_PASSES = 4
+def f(mv, out, d, slots):
+    out[R_MFU] = mv[M_D] * d[N_PASSES] + mv[slots.M_ATT] + mv[0, C_PEAK]
+"""
+    found = slot_problems(old)
+    assert len(found) == 8, found
+    assert not slot_problems("def f(mv, out, t):\n    out.mfu = mv.d_model * t[DEFAULT_PEAK_NAME]\n")
+
+
+@pytest.mark.parametrize("path", INDEXED_SOURCES, ids=_rel)
+def test_no_vector_indexed_by_a_constant(path):
+    problems = slot_problems(path.read_text())
+    assert not problems, f"{_rel(path)}: " + "; ".join(problems) + \
+        " (name the fields: a structured record read by field name, training/records.py)"

@@ -9,7 +9,7 @@ from accelbook.specs.clusters import cluster_for
 from accelbook.specs.efficiency import attention_efficiency, measured_efficiency
 from accelbook.specs.models import get_model
 from accelbook.training.compute import attention_time
-from accelbook.training.slots import M_DQK, M_DV, chip_vector, model_vector
+from accelbook.training.records import chip_record, model_record
 
 
 def test_h100_table_points_and_clamp():
@@ -34,11 +34,11 @@ def test_attention_time_per_flop_follows_table():
     m, c = get_model("llama-3.1-405b"), get_chip("h100")
     per_flop = {}
     for s in (2048, 131072):
-        cv, notes = chip_vector(c, cluster_for(c), "bf16", s)
-        mv = model_vector(m, s)
+        cv, notes = chip_record(c, cluster_for(c), "bf16", s)
+        mv = model_record(m, s)
         T, tp = 4 * s, 8
         t_a, _ = attention_time(mv, cv, T, s, tp, 1, 4, True)
-        per_flop[s] = t_a / (2.0 * T * s * (mv[M_DQK] + mv[M_DV]) / tp * 0.5)
+        per_flop[s] = t_a / (2.0 * T * s * (mv.d_qk + mv.d_v) / tp * 0.5)
         assert any(f"{s:,} tokens" in n for n in notes)
     assert per_flop[131072] / per_flop[2048] == pytest.approx(397.5 / 492)
 

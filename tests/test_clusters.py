@@ -13,12 +13,12 @@ from accelbook.specs import fabrics as F
 from accelbook.specs.chips import get_chip
 from accelbook.specs.efficiency import measured_efficiency
 from accelbook.specs.loader import CatalogueError
-from accelbook.training.slots import C_DOM, C_DOMBW, C_TORUS, chip_vector
+from accelbook.training.records import chip_record
 
 
 def ring_bandwidth(g, cv):
-    """The ring bandwidth of a group of ``g`` chips, from the chip vector's fields as the training kernel passes them."""
-    return domain_ring_bandwidth(g, cv[C_DOM], cv[C_DOMBW], cv[C_TORUS])
+    """The ring bandwidth of a group of ``g`` chips, from the chip record's fields as the training kernel passes them."""
+    return domain_ring_bandwidth(g, cv.domain_chips, cv.domain_bw_bytes_per_s, cv.torus_dims)
 
 _IDS = ("dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72", "tpu-v4-pod", "tpu-v5e-pod", "tpu-v5p-pod",
         "tpu-v6e-pod", "jean-zay-a100")
@@ -82,11 +82,11 @@ def test_torus_axes_is_monotone_and_capped():
 def test_ring_bandwidth_switched_and_torus():
     # (was Cluster.domain_bw's test: that method repeated ring_bandwidth, the kernels' own formula)
     h = C.get_cluster("dgx-h100")
-    hv = chip_vector(h.chip, h, "bf16")[0]
+    hv = chip_record(h.chip, h, "bf16")[0]
     for g in (1, 2, 8):
         assert ring_bandwidth(float(g), hv) == pytest.approx(450e9 * 0.82)
     v4 = C.get_cluster("tpu-v4-pod")   # one link 45 GB/s, 2 links (both directions of a ring) per axis
-    v4v = chip_vector(v4.chip, v4, "bf16")[0]
+    v4v = chip_record(v4.chip, v4, "bf16")[0]
     assert ring_bandwidth(16.0, v4v) == pytest.approx(2 * 1 * 45e9)
     assert ring_bandwidth(256.0, v4v) == pytest.approx(2 * 2 * 45e9)
     assert ring_bandwidth(4096.0, v4v) == pytest.approx(2 * 3 * 45e9)
@@ -95,7 +95,7 @@ def test_ring_bandwidth_switched_and_torus():
 @pytest.mark.parametrize("cid", _IDS)
 def test_kernel_bandwidth_is_the_clusters_link_times_the_axes(cid):
     cl = C.get_cluster(cid)
-    cv = chip_vector(cl.chip, cl, "bf16")[0]
+    cv = chip_record(cl.chip, cl, "bf16")[0]
     for g in (2, 4, 8, 16, 64, 256, 1024):
         if g > cl.domain_chips:
             continue

@@ -193,11 +193,11 @@ def test_context_is_checked():
 
 def test_training_attention_time_respects_the_window():
     from accelbook import training
-    from accelbook.training import slots
+    from accelbook.training import records
     m = ab.get_model("gemma-3-27b")
     # causal keys at 32,768 tokens: 216,256 of a full model's 62 * 16,384 = 1,015,808
-    assert slots.model_vector(m, 32768)[slots.M_ATT] == pytest.approx(216_256 / 1_015_808, rel=1e-12)
-    assert slots.model_vector(ab.get_model("llama-3.1-70b"), 32768)[slots.M_ATT] == 1.0
+    assert records.model_record(m, 32768).attention_share == pytest.approx(216_256 / 1_015_808, rel=1e-12)
+    assert records.model_record(ab.get_model("llama-3.1-70b"), 32768).attention_share == 1.0
     full = dataclasses.replace(m, window=None)
     kw = dict(tp=8, pp=1, cp=4)
     e, f = (training.estimate(x, "h100", 64, 64 * 32768, 32768, **kw) for x in (m, full))
@@ -208,10 +208,10 @@ def test_context_parallel_exchange_moves_only_the_windows_keys_and_values():
     """Gemma 3 27B at 32,768 tokens keeps 380,928 of 62 * 32,768 = 2,031,616 K/V token-layers (windows.py's
     worked number): its context-parallel all-gather moves that share of a full-attention model's bytes."""
     from accelbook import training
-    from accelbook.training import slots
+    from accelbook.training import records
     m = ab.get_model("gemma-3-27b")
-    assert slots.model_vector(m, 32768)[slots.M_KVS] == pytest.approx(380_928 / 2_031_616, rel=1e-12)
-    assert slots.model_vector(ab.get_model("llama-3.1-70b"), 32768)[slots.M_KVS] == 1.0
+    assert records.model_record(m, 32768).kv_share == pytest.approx(380_928 / 2_031_616, rel=1e-12)
+    assert records.model_record(ab.get_model("llama-3.1-70b"), 32768).kv_share == 1.0
     full = dataclasses.replace(m, window=None)
     kw = dict(tp=8, pp=1, cp=4, cp_comm="allgather")
     e, f = (training.estimate(x, "h100", 64, 64 * 32768, 32768, **kw) for x in (m, full))

@@ -22,7 +22,7 @@ from accelbook.costs.gemm import gemm_shape_efficiency
 from accelbook.specs.chips import get_chip
 from accelbook.specs.clusters import cluster_for, get_cluster
 from accelbook.specs.models import Model, get_model
-from accelbook.training.slots import C_MXU, C_NMXU, C_SMS, C_TPU, chip_vector
+from accelbook.training.records import chip_record
 from accelbook.training.validation import run_model
 
 GB = 1e9
@@ -49,9 +49,9 @@ _dim = st.integers(min_value=1, max_value=20000)
 
 
 def _kernel_eta(M, N, K, cv):
-    """The shape efficiency the training kernel takes for one GEMM: the chip vector's slots into
+    """The shape efficiency the training kernel takes for one GEMM: the chip record's fields into
     :func:`accelbook.costs.gemm.gemm_shape_efficiency` (as ``compute.gemm_time`` passes them)."""
-    return gemm_shape_efficiency(float(M), float(N), float(K), cv[C_TPU] > 0, cv[C_SMS], cv[C_MXU], cv[C_NMXU])
+    return gemm_shape_efficiency(float(M), float(N), float(K), cv.is_tpu > 0, cv.n_sms, cv.mxu_side, cv.n_mxu)
 
 
 @settings(max_examples=150, deadline=None)
@@ -59,7 +59,7 @@ def _kernel_eta(M, N, K, cv):
 def test_gpu_shape_efficiency_is_tiling_gpu_gemm(M, N, K, chip):
     # the unified GEMM model (issue 27): 16- to 128-row tiles and split-K, the rule of naive_costs, not fixed 128-row tiles
     c = get_chip(chip)
-    cv = chip_vector(c, cluster_for(c), "bf16")[0]
+    cv = chip_record(c, cluster_for(c), "bf16")[0]
     ref = gemm_eta_reference(M, N, K, False, c.compute_units, 128, 4)
     assert _kernel_eta(M, N, K, cv) == pytest.approx(ref, rel=1e-12)
 
@@ -68,14 +68,14 @@ def test_gpu_shape_efficiency_is_tiling_gpu_gemm(M, N, K, chip):
 @given(M=_dim, N=_dim, K=_dim, chip=st.sampled_from(_TPU_CHIPS))
 def test_tpu_shape_efficiency_is_tiling_tpu_gemm(M, N, K, chip):
     c = get_chip(chip)
-    cv = chip_vector(c, cluster_for(c), "bf16")[0]
+    cv = chip_record(c, cluster_for(c), "bf16")[0]
     ref = tpu_gemm(M, N, K, mxu=c.mxu_rows, n_mxu=c.mxu_count)["efficiency"]
     assert _kernel_eta(M, N, K, cv) == pytest.approx(ref, rel=1e-12)
 
 
 def test_shape_efficiency_worked_numbers():
     # tiling's docstring: 2048^3 on 132 SMs -> 256/264; 2304 -> 324/396 (K a multiple of 64)
-    cv = chip_vector(get_chip("h100"), cluster_for("h100"), "bf16")[0]
+    cv = chip_record(get_chip("h100"), cluster_for("h100"), "bf16")[0]
     assert _kernel_eta(2048, 2048, 2048, cv) == pytest.approx(256 / 264)
     assert _kernel_eta(2304, 2304, 2304, cv) == pytest.approx(324 / 396)
 

@@ -2,7 +2,6 @@
 
 - the search kernel shares a layout's terms between the rows that differ only in ZeRO stage, gradient
   sync, schedule and recomputation: each row must equal :func:`evaluate_layout` of that layout;
-- with ``fields`` the kernel keeps a few result slots: the same values as the full rows;
 - ``search(top=k)`` ranks only the contenders and evaluates their full rows after: the same table as
   ranking every layout;
 - the published runs and their searches are read and run once: the same rows and estimates.
@@ -17,26 +16,15 @@ from accelbook import training
 from accelbook.specs.chips import usable_memory_bytes
 from accelbook.training import kernel, layouts
 from accelbook.training.arguments import resolve
-from accelbook.training.slots import (
-    CFG_CP,
-    CFG_DP,
-    CFG_EP,
-    CFG_GSYNC,
-    CFG_MB,
-    CFG_PP,
-    CFG_REC,
-    CFG_SCHED,
-    CFG_TP,
-    CFG_VP,
-    CFG_ZERO,
+from accelbook.training.records import (
     CP_COMM,
-    R_FITS,
-    R_MEMORY_PER_CHIP_BYTES,
-    R_STEP_TIME_S,
+    LAYOUT,
+    RESULT,
     attention_head_dim,
-    chip_vector,
-    model_vector,
-    options_vector,
+    chip_record,
+    model_record,
+    new_record,
+    options_record,
 )
 
 CASES = [  # model, chip, precision, chips, batch (sequences), seq_len, flash, sequence parallel, tp_overlap, cp_comm
@@ -49,10 +37,10 @@ CASES = [  # model, chip, precision, chips, batch (sequences), seq_len, flash, s
 def _vectors(case):
     mname, chip, prec, n, B, s, flash, seqpar, ov, cpc = case
     model, chip, cl = resolve(mname, chip, None, prec)
-    mv = model_vector(model, s)
-    cv, _ = chip_vector(chip, cl, prec, s, attention_head_dim(model))
+    mv = model_record(model, s)
+    cv, _ = chip_record(chip, cl, prec, s, attention_head_dim(model))
     return model, chip, mv, cv, layouts.search_space(model, n), usable_memory_bytes(chip.hbm_bytes, 0.1), \
-        options_vector(ov, cpc)
+        options_record(ov, cpc)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
@@ -61,23 +49,21 @@ def test_search_rows_equal_one_layout_each(case):
     assert cpc in CP_COMM
     _, _, mv, cv, space, usable, opt = _vectors(case)
     cfg, res = kernel.evaluate_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt)
-    assert len(cfg) > 100
+    assert len(cfg) > 100 and cfg.dtype == LAYOUT and res.dtype == RESULT
     rows = np.random.default_rng(0).choice(len(cfg), 60, replace=False)
     for i in rows:
-        r = cfg[i]
-        one = kernel.evaluate_layout(mv, cv, B, s, int(r[CFG_TP]), int(r[CFG_CP]), int(r[CFG_PP]), int(r[CFG_VP]),
-                                     int(r[CFG_DP]), int(r[CFG_EP]), int(r[CFG_MB]), int(r[CFG_ZERO]), int(r[CFG_REC]),
-                                     flash, seqpar, usable, opt, grad_sync=int(r[CFG_GSYNC]),
-                                     schedule=int(r[CFG_SCHED]))
-        assert np.array_equal(one, res[i])
+        r = {k: int(cfg[i][k]) for k in training.CONFIG_FIELDS}
+        one = kernel.evaluate_layout(mv, cv, B, s, r["tp"], r["cp"], r["pp"], r["vp"], r["dp"], r["ep"], r["microbatch"],
+                                     r["zero_stage"], r["recompute"], flash, seqpar, usable, opt,
+                                     grad_sync=r["grad_sync"], schedule=r["schedule"])
+        assert _bits(one) == _bits(res[i])
     # evaluate_rows: the same full rows
     assert np.array_equal(kernel.evaluate_rows(mv, cv, B, s, cfg[rows], flash, seqpar, usable, opt), res[rows])
-    # fields: the same values, fewer columns
-    keys = (R_STEP_TIME_S, R_FITS, R_MEMORY_PER_CHIP_BYTES)
-    cfg2, few = kernel.evaluate_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt, fields=keys)
-    assert np.array_equal(cfg2, cfg) and np.array_equal(few, res[:, list(keys)])
-    with pytest.raises(ValueError, match="fields"):
-        kernel.evaluate_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt, fields=(99,))
+
+
+def _bits(rec) -> bytes:
+    """A record's bytes: equal records are equal to the last bit (NaN included)."""
+    return np.asarray(rec).tobytes()
 
 
 @pytest.mark.parametrize("top", [1, 3, 12])
@@ -124,23 +110,22 @@ def test_run_estimate_is_the_search_it_caches():
 def test_step_floor_never_exceeds_a_rows_step(case):
     """The branch and bound's floor (rows.step_floor, plain Python here) is below every row's step."""
     from accelbook.training import rows
-    from accelbook.training.slots import N_RESULTS
 
     _, _, _, n, B, s, flash, seqpar, _, _ = case
     _, _, mv, cv, space, usable, opt = _vectors(case)
     cfg, res = kernel.evaluate_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt)
     terms, floor, finish = rows.layout_terms.py_func, rows.step_floor.py_func, rows.finish_row.py_func
-    g, d, out = np.empty(rows.G_NVEC), np.empty(rows.N_DP_PASSES), np.empty(N_RESULTS)
+    g, d, out = new_record(rows.TERMS), new_record(rows.DP_PASSES), new_record(RESULT)
     for i in np.random.default_rng(1).choice(len(cfg), 300, replace=False):
-        tp, cp, pp, vp, dp, ep, mb, zero, rec, gs, sc = cfg[i]
+        tp, cp, pp, vp, dp, ep, mb, zero, rec, gs, sc = (cfg[i][k] for k in training.CONFIG_FIELDS)
         zero, rec, gs, sc = int(zero), int(rec), int(gs), int(sc)
         terms(mv, cv, float(B), float(s), tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g)
         rows.dp_passes.py_func(cv, g, tp, cp, dp, ep, zero, sc, d)
         finish(mv, cv, g, d, float(B), float(s), tp, cp, pp, vp, dp, ep, zero, rec, gs, sc, flash, usable, opt, out)
-        assert out[R_STEP_TIME_S] == res[i, R_STEP_TIME_S]
+        assert out.step_time_s == res[i]["step_time_s"]
         t_opt = rows.optimizer_time.py_func(cv, g, cp, dp, ep, zero, sc)
-        assert floor(mv, cv, g, tp, cp, pp, vp, sc, opt, 0.0, 0.0) <= out[R_STEP_TIME_S]
-        assert floor(mv, cv, g, tp, cp, pp, vp, sc, opt, d[2] + d[3], t_opt) <= out[R_STEP_TIME_S]
+        assert floor(mv, cv, g, tp, cp, pp, vp, sc, opt, 0.0, 0.0) <= out.step_time_s
+        assert floor(mv, cv, g, tp, cp, pp, vp, sc, opt, d.t_bucket_rs_s + d.t_bucket_ag_s, t_opt) <= out.step_time_s
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
@@ -152,17 +137,18 @@ def test_count_fitting_counts_a_groups_fitting_rows(case):
     _, _, _, n, B, s, flash, seqpar, _, _ = case
     _, _, mv, cv, space, usable, opt = _vectors(case)
     cfg, res = kernel.evaluate_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt)
-    layout = [CFG_TP, CFG_CP, CFG_PP, CFG_VP, CFG_DP, CFG_EP, CFG_MB]
-    _, group = np.unique(cfg[:, layout], axis=0, return_inverse=True)
-    g, act, act_done = np.empty(rows.G_NVEC), np.empty((3, 3, 2)), np.empty((3, 3), dtype=bool)
+    layout = ["tp", "cp", "pp", "vp", "dp", "ep", "microbatch"]
+    _, group = np.unique(np.column_stack([cfg[k] for k in layout]), axis=0, return_inverse=True)
+    g = new_record(rows.TERMS)
+    act_bytes, act_in_flight, act_done = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3), dtype=bool)
     for j in np.random.default_rng(2).permutation(group.max() + 1)[:150]:
         at = np.flatnonzero(group.ravel() == j)     # the group's rows, in enumeration order
-        tp, cp, pp, vp, dp, ep, mb = cfg[at[0], layout]
+        tp, cp, pp, vp, dp, ep, mb = (cfg[at[0]][k] for k in layout)
         rows.layout_terms.py_func(mv, cv, float(B), float(s), tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g)
-        var = cfg[at][:, [CFG_ZERO, CFG_GSYNC, CFG_SCHED, CFG_REC]].astype(np.int64)
+        var = np.rec.fromarrays([cfg[at][k].astype(np.int64) for k in rows.VARIANT.names], dtype=rows.VARIANT)
         got = rows.count_fitting.py_func(mv, cv, g, float(s), tp, cp, pp, vp, dp, ep, var, len(at), flash, usable,
-                                         act, act_done)
-        assert got == int((res[at, R_FITS] > 0.5).sum())
+                                         act_bytes, act_in_flight, act_done)
+        assert got == int((res[at]["fits"] > 0.5).sum())
 
 
 @pytest.mark.parametrize("top", [1, 3, 12])
@@ -173,15 +159,16 @@ def test_rank_layouts_keeps_every_contender(case, top):
     _, _, _, n, B, s, flash, seqpar, _, _ = case
     _, _, mv, cv, space, usable, opt = _vectors(case)
     cfg, res = kernel.evaluate_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt)
-    fits = res[:, R_FITS] > 0.5
-    full = layouts._contenders(np.flatnonzero(fits), res[:, R_STEP_TIME_S], top)
+    fits = res["fits"] > 0.5
+    full = layouts._contenders(np.flatnonzero(fits), res["step_time_s"], top)
     for count_fit in (True, False):
         ccfg, key, k, n_fit, _ = kernel.rank_layouts(mv, cv, n, B, s, space, flash, seqpar, usable, opt, top, count_fit)
         assert k == len(cfg)
         assert n_fit == int(fits.sum()) if count_fit else n_fit > 0
-        mine = layouts._contenders(np.arange(len(ccfg)), key[:, 0], top)
+        mine = layouts._contenders(np.arange(len(ccfg)), key["step_time_s"], top)
         assert np.array_equal(ccfg[mine], cfg[full])
-        assert np.array_equal(key[mine], res[full][:, [R_STEP_TIME_S, R_FITS, R_MEMORY_PER_CHIP_BYTES]])
+        for f in kernel.RANK_KEY.names:
+            assert np.array_equal(key[mine][f], res[full][f])
         assert len(ccfg) < len(cfg)     # something was skipped
 
 

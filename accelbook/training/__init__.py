@@ -50,8 +50,8 @@ others. HFU, in the same convention, adds the forward that full recomputation ru
 
 Where each part lives (the file list is the table of contents):
 
-- :mod:`.slots`: the kernels' vectors (model ``M_*``, chip ``C_*``, layout ``CFG_*``) and the named
-  result slots ``R_*`` (:data:`RESULT_FIELDS`);
+- :mod:`.records`: the kernels' records, NumPy structured dtypes read by field name (the model, the chip
+  in its cluster, the run's options, a layout's :data:`CONFIG_FIELDS`, the result's :data:`RESULT_FIELDS`);
 - :mod:`.compute`, :mod:`.communication`, :mod:`.pipeline`, :mod:`.memory`: the formulas above,
   as small ``@njit`` functions;
 - :mod:`.kernel`: ``_evaluate`` (one layout) and ``_search_kernel`` (every layout, sharing terms within a group),
@@ -79,8 +79,8 @@ from .mfu import (
     model_flops_utilisation,
     reference_peak_flop_s,
 )
+from .records import CONFIG_FIELDS, PRECISIONS, RECOMPUTE, RESULT_FIELDS
 from .scaling_curve import scaling, scaling_columns
-from .slots import CONFIG_FIELDS, PRECISIONS, RECOMPUTE, RESULT_FIELDS
 from .step import HOURS, MEMORY_LABELS, TIME_LABELS, TrainingEstimate, estimate
 from .validation import (
     CONVENTIONS,

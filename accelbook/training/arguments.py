@@ -11,7 +11,7 @@ from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.clusters import Cluster, cluster_for, get_cluster
 from accelbook.specs.models import Model, get_model
 
-from .slots import PRECISIONS
+from .records import PRECISIONS
 
 
 def resolve(model: Model | str, chip: Chip | str | None, cluster: Cluster | str | None,

@@ -40,33 +40,14 @@ from accelbook.costs.hierarchical import (
     domain_split,
 )
 
-from .slots import (
-    C_BKT_MIN,
-    C_BKT_PER_DP,
-    C_DOM,
-    C_DOMBW,
-    C_DOMLAT,
-    C_G_BYTES,
-    C_NETBW,
-    C_NETLAT,
-    C_TORUS,
-    C_W_BYTES,
-    M_D,
-    M_DH,
-    M_FMOE,
-    M_KVS,
-    M_NODES,
-    M_TOPK,
-)
-
 
 @njit(cache=True, inline="always")
 def collective_time(kind, S, g, stride, c):
-    """Time (s) of a collective over ``g`` ranks at rank stride ``stride`` in the cluster of chip vector
-    ``c``: :func:`accelbook.costs.hierarchical.collective_time_s` on its domain and network slots
+    """Time (s) of a collective over ``g`` ranks at rank stride ``stride`` in the cluster of chip record
+    ``c``: :func:`accelbook.costs.hierarchical.collective_time_s` on its domain and network fields
     (``kind``: ``ALL_REDUCE``, ``ALL_GATHER`` or ``REDUCE_SCATTER``, ``ALL_TO_ALL``, ``SEND``)."""
-    return collective_time_s(kind, S, g, stride, c[C_DOM], c[C_DOMBW], c[C_TORUS], c[C_DOMLAT], c[C_NETBW],
-                             c[C_NETLAT])
+    return collective_time_s(kind, S, g, stride, c.domain_chips, c.domain_bw_bytes_per_s, c.torus_dims,
+                             c.domain_latency_s, c.network_bw_bytes_per_s, c.network_latency_s)
 
 
 @njit(cache=True, inline="always")
@@ -75,7 +56,7 @@ def tensor_parallel_pass(mv, c, T, tp):
     ``2·T·d`` bytes over tp ranks at stride 1; 0 without tensor parallelism."""
     if tp <= 1:
         return 0.0
-    A = T * mv[M_D] * 2.0
+    A = T * mv.d_model * 2.0
     return collective_time(ALL_GATHER, A, tp, 1.0, c)
 
 
@@ -94,11 +75,11 @@ def tensor_parallel_time(t_pass, tp, rec, tp_overlap):
 @njit(cache=True, inline="always")
 def context_parallel_pass(mv, c, T, tp, cp, kv_loc):
     """Time (s) of one context-parallel pass, over cp ranks at stride tp, of this chip's K and V
-    (``2·T·2·kv_loc·d_head`` bytes, times ``M_KVS`` under a sliding or chunked window: a local layer
+    (``2·T·2·kv_loc·d_head`` bytes, times ``kv_share`` under a sliding or chunked window: a local layer
     exchanges only its window's K and V, the mean over layers of ``min(s, W)/s``); 0 without cp."""
     if cp <= 1:
         return 0.0
-    kv_bytes = T * 2.0 * kv_loc * mv[M_DH] * 2.0 * mv[M_KVS]
+    kv_bytes = T * 2.0 * kv_loc * mv.d_head * 2.0 * mv.kv_share
     return collective_time(ALL_GATHER, kv_bytes * cp, cp, tp, c)
 
 
@@ -124,20 +105,20 @@ def expert_all_to_all_time(mv, c, T, tp, cp, ep):
     """Expert-parallel time (s) of one layer: ``f·4`` all-to-alls of the routed tokens
     (``S = T·top_k·d·2/tp`` bytes) over ep ranks at stride tp·cp, on the MoE share ``f`` of layers.
 
-    With node-limited routing (``M_NODES`` = M > 0, DeepSeek-V3: 4) a token's experts lie on at most
+    With node-limited routing (``node_limit`` = M > 0, DeepSeek-V3: 4) a token's experts lie on at most
     M of the ``g_out`` domains the group spans, and it crosses the network once per remote domain
     (forwarded to its experts inside the domain, as DeepSeek-V3 dispatches): the network carries
     ``T·min(top_k, M)·d·2/tp·(g_out-1)/g_out`` bytes instead of ``S·(g - g_in)/g``."""
-    f = mv[M_FMOE]
+    f = mv.moe_layer_share
     if ep <= 1 or f <= 0:
         return 0.0
-    S = T * mv[M_TOPK] * mv[M_D] * 2.0 / tp
-    gi, go = domain_split(ep, tp * cp, c[C_DOM])
-    if mv[M_NODES] <= 0 or go <= 1:
+    S = T * mv.top_k * mv.d_model * 2.0 / tp
+    gi, go = domain_split(ep, tp * cp, c.domain_chips)
+    if mv.node_limit <= 0 or go <= 1:
         return f * 4.0 * collective_time(ALL_TO_ALL, S, ep, tp * cp, c)
-    t_in = S * (gi - 1) / ep / domain_ring_bandwidth(gi, c[C_DOM], c[C_DOMBW], c[C_TORUS])
-    t_out = T * min(mv[M_TOPK], mv[M_NODES]) * mv[M_D] * 2.0 / tp * (go - 1) / go / c[C_NETBW]
-    return f * 4.0 * (max(t_in, t_out) + (gi - 1) * c[C_DOMLAT] + (go - 1) * c[C_NETLAT])
+    t_in = S * (gi - 1) / ep / domain_ring_bandwidth(gi, c.domain_chips, c.domain_bw_bytes_per_s, c.torus_dims)
+    t_out = T * min(mv.top_k, mv.node_limit) * mv.d_model * 2.0 / tp * (go - 1) / go / c.network_bw_bytes_per_s
+    return f * 4.0 * (max(t_in, t_out) + (gi - 1) * c.domain_latency_s + (go - 1) * c.network_latency_s)
 
 
 @njit(cache=True, inline="always")
@@ -146,16 +127,16 @@ def pipeline_send_time(mv, c, T, tp, cp, dp, pp, vp, sp):
     (stride tp·cp·dp), one forward and one backward per chunk."""
     if pp <= 1:
         return 0.0
-    return 2.0 * vp * collective_time(SEND, T * mv[M_D] * 2.0 / sp, 2.0, tp * cp * dp, c)
+    return 2.0 * vp * collective_time(SEND, T * mv.d_model * 2.0 / sp, 2.0, tp * cp * dp, c)
 
 
 @njit(cache=True, inline="always")
 def bucket_params(p, g, c):
     """Parameters in the DDP bucket of a group of ``g`` ranks holding ``p`` parameters each:
-    ``min(p, max(C_BKT_MIN, C_BKT_PER_DP·g))`` (Megatron: max(40M, 1M·dp)); 0 without data parallelism."""
+    ``min(p, max(bucket_min_params, bucket_params_per_dp·g))`` (Megatron: max(40M, 1M·dp)); 0 without data parallelism."""
     if g <= 1:
         return 0.0
-    return min(p, max(c[C_BKT_MIN], c[C_BKT_PER_DP] * g))
+    return min(p, max(c.bucket_min_params, c.bucket_params_per_dp * g))
 
 
 @njit(cache=True, inline="always")
@@ -165,16 +146,16 @@ def data_parallel_collectives(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero):
 
     A pass is a ring over the ``g_ne`` ranks holding the same non-expert parameters ``p_ne`` (stride
     tp) + one over the ``g_e`` holding the same experts ``p_e`` (stride tp·cp·ep). The gradient
-    reduce-scatter ``t_rs`` moves the framework's gradient bytes per parameter (``C_G_BYTES``: 4,
+    reduce-scatter ``t_rs`` moves the framework's gradient bytes per parameter (``grad_bytes_per_param``: 4,
     Megatron reduces its fp32 main gradients unless told to reduce in bf16; Llama 3 reduce-scatters in
-    fp32 too), the parameter all-gather ``t_ag`` the weight bytes (``C_W_BYTES``: 2, bf16; ZeRO-0's
+    fp32 too), the parameter all-gather ``t_ag`` the weight bytes (``weight_bytes_per_param``: 2, bf16; ZeRO-0's
     all-reduce moves gradients both ways, so both passes at the gradient bytes); ``t_bk_rs``,
     ``t_bk_ag`` the same over one DDP bucket of each (:func:`bucket_params`). Worked number: 8 H100 in
     one NVSwitch domain, dp = 8, a 40M-parameter bucket of fp32 gradients (160 MB): ``t_bk_rs`` ≈ 7/8·160 MB
     / B_domain + 7 α, about 0.4 ms.
     """
-    g_bytes = c[C_G_BYTES]
-    w_bytes = c[C_G_BYTES] if zero == 0 else c[C_W_BYTES]
+    g_bytes = c.grad_bytes_per_param
+    w_bytes = c.grad_bytes_per_param if zero == 0 else c.weight_bytes_per_param
     b_ne, b_e = bucket_params(p_ne, g_ne, c), bucket_params(p_e, g_e, c)
     t_rs = collective_time(REDUCE_SCATTER, g_bytes * p_ne, g_ne, tp, c) \
         + collective_time(REDUCE_SCATTER, g_bytes * p_e, g_e, tp * cp * ep, c)

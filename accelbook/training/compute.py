@@ -1,12 +1,13 @@
 """Compute time of one transformer layer for one microbatch on one chip, and of the LM head.
 
-All ``@njit`` on the model vector ``mv`` and chip vector ``c`` (:mod:`.slots`), for ``T = mb·s/cp``
+All ``@njit`` on the model record ``mv`` and chip record ``c`` (:mod:`.records`), for ``T = mb·s/cp``
 tokens of a microbatch on one chip:
 
 - a GEMM ``[M×K]·[K×N]`` takes ``max(2MNK / (P·η_meas·η_shape), bytes / B_hbm)``: ``η_meas`` the
   measured large-GEMM fraction of peak, ``η_shape`` the tile/wave/split-K (GPU, tiles of 16 to 128 rows
   by 128×64) or MXU fold (TPU) efficiency of the shape (:mod:`accelbook.costs.gemm`, which inference uses too);
-- attention (FlashAttention) does ``2·T·s·(d_qk + d_v)/tp · ½ · M_ATT`` causal FLOPs forward (M_ATT: a window's share) at the
+- attention (FlashAttention) does ``2·T·s·(d_qk + d_v)/tp · ½ · attention_share`` causal FLOPs forward
+  (``attention_share``: a window's share) at the
   measured attention efficiency; unfused attention runs its score GEMMs at GEMM efficiency and
   writes, reads and writes back the scores in HBM;
 - norms, residuals, RoPE, activations and FP8 casts stream their bytes through HBM
@@ -23,36 +24,6 @@ from numba import njit
 from accelbook.costs.elementwise import elementwise_bytes, routed_ffn_width
 from accelbook.costs.gemm import gemm_shape_efficiency
 
-from .slots import (
-    C_BPE,
-    C_ETA,
-    C_ETA_ATT,
-    C_ETA_BF16,
-    C_HBMBW,
-    C_MXU,
-    C_NMXU,
-    C_PEAK,
-    C_PEAK_ATT,
-    C_SMS,
-    C_TPU,
-    M_ATT,
-    M_D,
-    M_DFF,
-    M_DFFE,
-    M_DH,
-    M_DQK,
-    M_DV,
-    M_E,
-    M_FMOE,
-    M_H,
-    M_IMB,
-    M_NM,
-    M_NSH,
-    M_TOPK,
-    M_V,
-    M_WIN,
-)
-
 
 @njit(cache=True, inline="always")
 def gemm_time(M, N, K, c):
@@ -60,9 +31,9 @@ def gemm_time(M, N, K, c):
     0 when a dimension is empty."""
     if M <= 0 or N <= 0 or K <= 0:
         return 0.0
-    eta_shape = gemm_shape_efficiency(M, N, K, c[C_TPU] > 0, c[C_SMS], c[C_MXU], c[C_NMXU])
-    t_flop = 2.0 * M * N * K / (c[C_PEAK] * c[C_ETA] * eta_shape)
-    t_mem = c[C_BPE] * (M * K + K * N + M * N) / c[C_HBMBW]
+    eta_shape = gemm_shape_efficiency(M, N, K, c.is_tpu > 0, c.n_sms, c.mxu_side, c.n_mxu)
+    t_flop = 2.0 * M * N * K / (c.peak_flop_s * c.eta_gemm * eta_shape)
+    t_mem = c.bytes_per_element * (M * K + K * N + M * N) / c.hbm_bw_bytes_per_s
     return max(t_flop, t_mem)
 
 
@@ -72,22 +43,22 @@ def layer_gemm_time(mv, c, T, tp, ep):
     Attention in- and out-projections, the dense FFN on the share ``1-f`` of layers, and on the MoE
     share ``f`` the local experts (each gets ``T·top_k·ep/E`` tokens on average), the shared experts
     and the router; the second value is the local routed experts' time alone, ``f·e_loc·t_expert``."""
-    d = mv[M_D]
-    f = mv[M_FMOE]
-    nm1 = mv[M_NM] - 1.0
-    t_g = gemm_time(T, mv[M_WIN] / d / tp, d, c) + gemm_time(T, d, mv[M_DV] / tp, c)
+    d = mv.d_model
+    f = mv.moe_layer_share
+    nm1 = mv.n_ffn_matrices - 1.0
+    t_g = gemm_time(T, mv.attn_in_params / d / tp, d, c) + gemm_time(T, d, mv.d_v / tp, c)
     if f < 1.0:
-        t_g += (1.0 - f) * (gemm_time(T, nm1 * mv[M_DFF] / tp, d, c) + gemm_time(T, d, mv[M_DFF] / tp, c))
+        t_g += (1.0 - f) * (gemm_time(T, nm1 * mv.d_ff / tp, d, c) + gemm_time(T, d, mv.d_ff / tp, c))
     t_routed = 0.0
     if f > 0.0:
-        e_loc = mv[M_E] / ep
-        me = T * mv[M_TOPK] * ep / mv[M_E]
-        t_moe = e_loc * (gemm_time(me, nm1 * mv[M_DFFE] / tp, d, c) + gemm_time(me, d, mv[M_DFFE] / tp, c))
+        e_loc = mv.n_experts / ep
+        me = T * mv.top_k * ep / mv.n_experts
+        t_moe = e_loc * (gemm_time(me, nm1 * mv.d_ff_expert / tp, d, c) + gemm_time(me, d, mv.d_ff_expert / tp, c))
         t_routed = f * t_moe
-        if mv[M_NSH] > 0:
-            t_moe += gemm_time(T, nm1 * mv[M_DFFE] * mv[M_NSH] / tp, d, c) \
-                + gemm_time(T, d, mv[M_DFFE] * mv[M_NSH] / tp, c)
-        t_moe += gemm_time(T, mv[M_E], d, c)
+        if mv.n_shared_experts > 0:
+            t_moe += gemm_time(T, nm1 * mv.d_ff_expert * mv.n_shared_experts / tp, d, c) \
+                + gemm_time(T, d, mv.d_ff_expert * mv.n_shared_experts / tp, c)
+        t_moe += gemm_time(T, mv.n_experts, d, c)
         t_g += f * t_moe
     return t_g, t_routed
 
@@ -98,31 +69,31 @@ def moe_permute_time(mv, c, T):
     permute and unpermute), HBM-bound, on the MoE share ``f`` of layers: permute reads ``T`` tokens
     of ``d`` (bf16) and writes their ``T·top_k`` copies; unpermute reads the copies and writes the
     weighted sums: ``f·2·2·T·d·(1 + top_k)`` bytes. The backward moves the same bytes."""
-    f = mv[M_FMOE]
-    if f <= 0.0 or mv[M_E] <= 1.0:
+    f = mv.moe_layer_share
+    if f <= 0.0 or mv.n_experts <= 1.0:
         return 0.0
-    return f * 2.0 * 2.0 * T * mv[M_D] * (1.0 + mv[M_TOPK]) / c[C_HBMBW]
+    return f * 2.0 * 2.0 * T * mv.d_model * (1.0 + mv.top_k) / c.hbm_bw_bytes_per_s
 
 
 @njit(cache=True, inline="always")
 def imbalance_time(mv, ep, t_routed):
-    """Extra forward time (s) of the busiest expert-parallel rank: its routed experts get ``M_IMB``
-    times the mean load (the router's measured max/mean), so ``(M_IMB - 1)·t_routed``; none without
+    """Extra forward time (s) of the busiest expert-parallel rank: its routed experts get ``router_imbalance``
+    times the mean load (the router's measured max/mean), so ``(router_imbalance - 1)·t_routed``; none without
     expert parallelism (one chip runs every expert's tokens, whatever their split)."""
     if ep <= 1.0:
         return 0.0
-    return (mv[M_IMB] - 1.0) * t_routed
+    return (mv.router_imbalance - 1.0) * t_routed
 
 
 @njit(cache=True, inline="always")
 def attention_time(mv, c, T, s, tp, cp, mb, flash):
     """Forward attention time (s) of one layer: (t_a, t_a_mem), the FLOPs' time and, unfused, the
     scores' HBM traffic (written, read, written back: ``3·2·mb·(h/tp)·(s/cp)·s`` bytes)."""
-    att_flop = 2.0 * T * s * (mv[M_DQK] + mv[M_DV]) / tp * 0.5 * mv[M_ATT]   # M_ATT: a window's share (1.0 without)
+    att_flop = 2.0 * T * s * (mv.d_qk + mv.d_v) / tp * 0.5 * mv.attention_share   # a window's share (1.0 without)
     if flash:
-        return att_flop / (c[C_PEAK_ATT] * c[C_ETA_ATT]), 0.0
-    t_a = att_flop / (c[C_PEAK_ATT] * c[C_ETA_BF16])   # the score GEMMs run in bf16, as the LM head
-    t_a_mem = 3.0 * 2.0 * mb * mv[M_H] / tp * (s / cp) * s / c[C_HBMBW]
+        return att_flop / (c.peak_bf16_flop_s * c.eta_attention), 0.0
+    t_a = att_flop / (c.peak_bf16_flop_s * c.eta_gemm_bf16)   # the score GEMMs run in bf16, as the LM head
+    t_a_mem = 3.0 * 2.0 * mb * mv.n_heads / tp * (s / cp) * s / c.hbm_bw_bytes_per_s
     return t_a, t_a_mem
 
 
@@ -131,8 +102,8 @@ def elementwise_time(mv, c, T, tp, sp, kv_loc, dff_eff):
     """Forward time (s) of the HBM-bound elementwise work of one layer
     (:func:`accelbook.costs.elementwise.elementwise_bytes`, FP8 casts when the GEMMs run in fp8) at the
     chip's achievable HBM bandwidth."""
-    return elementwise_bytes(T, mv[M_D], mv[M_H], kv_loc, mv[M_DH], mv[M_NM], mv[M_DV], dff_eff, tp, sp,
-                             c[C_BPE] == 1.0) / c[C_HBMBW]
+    return elementwise_bytes(T, mv.d_model, mv.n_heads, kv_loc, mv.d_head, mv.n_ffn_matrices, mv.d_v, dff_eff, tp, sp,
+                             c.bytes_per_element == 1.0) / c.hbm_bw_bytes_per_s
 
 
 @njit(cache=True, inline="always")
@@ -145,7 +116,7 @@ def recompute_time(mv, c, T, tp, sp, dff_eff, rec, flash, t_fwd, t_a, t_a_mem):
     if rec == 2:
         return t_fwd
     if rec == 1:
-        t_rec = T * (8.0 * mv[M_D] / sp + mv[M_NM] * 2.0 * dff_eff / tp) / c[C_HBMBW]
+        t_rec = T * (8.0 * mv.d_model / sp + mv.n_ffn_matrices * 2.0 * dff_eff / tp) / c.hbm_bw_bytes_per_s
         if not flash:
             t_rec += t_a + t_a_mem
         return t_rec
@@ -161,7 +132,7 @@ def layer_pass_times(mv, c, T, s, tp, cp, ep, mb, sp, kv_loc, flash):
     adds the recomputation."""
     t_g, t_routed = layer_gemm_time(mv, c, T, tp, ep)
     t_a, t_a_mem = attention_time(mv, c, T, s, tp, cp, mb, flash)
-    dff_eff = routed_ffn_width(mv[M_FMOE], mv[M_DFF], mv[M_TOPK], mv[M_NSH], mv[M_DFFE])
+    dff_eff = routed_ffn_width(mv.moe_layer_share, mv.d_ff, mv.top_k, mv.n_shared_experts, mv.d_ff_expert)
     t_e = elementwise_time(mv, c, T, tp, sp, kv_loc, dff_eff)
     t_fwd = t_g + t_a + t_a_mem + t_e
     t_bwd = 2.0 * t_g + 2.5 * t_a + 2.0 * t_a_mem + 2.0 * t_e
@@ -173,7 +144,7 @@ def lm_head_time(mv, c, T, tp):
     """LM head and loss (last stage), forward and backward, for ``T`` tokens: three bf16 GEMMs of
     ``2·T·(V/tp)·d`` FLOPs (the output layer stays bf16 in FP8 recipes) and three passes over the
     fp32 logits (``4·T·V/tp`` bytes each)."""
-    d = mv[M_D]
-    eta_shape = gemm_shape_efficiency(T, mv[M_V] / tp, d, c[C_TPU] > 0, c[C_SMS], c[C_MXU], c[C_NMXU])
-    t_head_gemm = 2.0 * T * mv[M_V] / tp * d / (c[C_PEAK_ATT] * c[C_ETA_BF16] * eta_shape)
-    return 3.0 * t_head_gemm + 3.0 * 4.0 * T * mv[M_V] / tp / c[C_HBMBW]
+    d = mv.d_model
+    eta_shape = gemm_shape_efficiency(T, mv.vocab_size / tp, d, c.is_tpu > 0, c.n_sms, c.mxu_side, c.n_mxu)
+    t_head_gemm = 2.0 * T * mv.vocab_size / tp * d / (c.peak_bf16_flop_s * c.eta_gemm_bf16 * eta_shape)
+    return 3.0 * t_head_gemm + 3.0 * 4.0 * T * mv.vocab_size / tp / c.hbm_bw_bytes_per_s

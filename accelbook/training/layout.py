@@ -35,7 +35,7 @@ from pathlib import Path
 from accelbook.checks import fraction, one_of, whole
 from accelbook.specs.loader import CatalogueError, check_keys, read_table_file
 
-from .slots import CP_COMM, GRAD_SYNC, PRECISIONS, RECOMPUTE, SCHEDULES
+from .records import CP_COMM, GRAD_SYNC, PRECISIONS, RECOMPUTE, SCHEDULES
 
 ZERO_STAGES = (0, 1, 2, 3)
 #: the degrees a label shows, in its order (a degree of 1 is left out, except dp; vp and ep when above 1)

@@ -15,24 +15,17 @@ from .arguments import batch_sequences, chip_count, memory_reserve_fraction, res
 from .kernel import evaluate_layouts, evaluate_rows, rank_layouts
 from .layout import ZERO_STAGES, Layout
 from .mfu import model_flops_utilisation
-from .slots import (
-    CFG_PP,
-    CFG_REC,
-    CFG_TP,
-    CFG_ZERO,
+from .records import (
     CONFIG_FIELDS,
     CP_COMM,
     GRAD_SYNC,
-    R_FITS,
-    R_MEMORY_PER_CHIP_BYTES,
-    R_STEP_TIME_S,
     RECOMPUTE,
     RESULT_FIELDS,
     SCHEDULES,
     attention_head_dim,
-    chip_vector,
-    model_vector,
-    options_vector,
+    chip_record,
+    model_record,
+    options_record,
 )
 from .step import TIME_LABELS, estimate
 
@@ -60,7 +53,7 @@ def _values(v) -> list:
 def search_space(model: Model, n: int, max_tp: int = 64, max_cp: int = 32, **fixed) -> dict[str, np.ndarray]:
     """Candidate values per dimension (the kernel keeps the combinations that are valid).
 
-    ``fixed``: any of :data:`~.slots.CONFIG_FIELDS` (tp, cp, pp, vp, dp, ep, microbatch, zero_stage,
+    ``fixed``: any of :data:`~.records.CONFIG_FIELDS` (tp, cp, pp, vp, dp, ep, microbatch, zero_stage,
     recompute, grad_sync, schedule) — a value or a list of values to search instead of the default candidates
     (powers of two for tp and cp, every divisor of n up to the layer count for pp, every divisor of
     n for dp, 1/2/4/8 for vp and microbatch, every ZeRO stage, recompute mode, gradient sync and
@@ -129,7 +122,7 @@ def derived_cp(n: int, fixed: dict) -> list[int] | None:
 def pins(n: int, fixed: dict) -> dict:
     """What a search was told and what it chose: ``pinned`` (dimensions given one value, as given),
     ``restricted`` (given a list), ``derived`` (cp, or dp, fixed by the others' pins) and ``searched``
-    (every other dimension of :data:`~.slots.CONFIG_FIELDS`, restricted ones included)."""
+    (every other dimension of :data:`~.records.CONFIG_FIELDS`, restricted ones included)."""
     given = {k: v for k, v in fixed.items() if v is not None}
     pinned = {k: _values(v)[0] for k, v in given.items() if len(_values(v)) == 1}
     restricted = {k: _values(v) for k, v in given.items() if len(_values(v)) > 1}
@@ -154,7 +147,7 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
     ``why`` (how a runner-up loses to the best: its largest extra cost). ``df.attrs`` holds
     ``n_evaluated``, ``n_fit``, the best :class:`TrainingEstimate` under ``"best"``, and what was
     pinned, derived and searched (:func:`pins`). ``fixed`` pins any dimension of
-    :data:`~.slots.CONFIG_FIELDS` (``tp=8``, ``dp=64``, ``pp=[8, 16]``, ``recompute="full"``,
+    :data:`~.records.CONFIG_FIELDS` (``tp=8``, ``dp=64``, ``pp=[8, 16]``, ``recompute="full"``,
     ``grad_sync="step"``); see :func:`search_space`.
     """
     top = None if top is None else whole("top", top)
@@ -202,23 +195,23 @@ def search_arrays(model, chip, n_chips, global_batch_tokens, seq_len, precision,
     reserve = memory_reserve_fraction(memory_reserve)
     sp = search_space(model, n, **fixed)
     check_pinned(model, n, s, fixed)
-    mv = model_vector(model, s)
-    cv, _ = chip_vector(chip, cl, precision, s, attention_head_dim(model))
+    mv = model_record(model, s)
+    cv, _ = chip_record(chip, cl, precision, s, attention_head_dim(model))
     usable = usable_memory_bytes(chip.hbm_bytes, reserve)
-    opt = options_vector(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM))
+    opt = options_record(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM))
     if top is not None and not include_unfit and top <= RANK_TOP_MAX:
         return _ranked(model, chip, cl, n, s, B, mv, cv, sp, flash_attention, sequence_parallel, usable, opt, top,
                        count_fit, fixed)
     cfg, res = evaluate_layouts(mv, cv, n, B, s, sp, flash_attention, sequence_parallel, usable, opt)
     k = len(cfg)
     _check_found(model, chip, n, B, s, k, fixed)
-    fits = res[:, R_FITS] > 0.5
+    fits = res["fits"] > 0.5
     n_fit = int(fits.sum())
     if n_fit == 0 and not include_unfit:
-        i = int(np.argmin(res[:, R_MEMORY_PER_CHIP_BYTES]))
-        _none_fits(model, chip, n, B, s, cfg[i], res[i, R_MEMORY_PER_CHIP_BYTES])
-    keep = np.arange(k) if include_unfit else _contenders(np.flatnonzero(fits), res[:, R_STEP_TIME_S], top)
-    order = _ranking(keep, cfg[:, CFG_ZERO], res[:, R_STEP_TIME_S], fits, res[:, R_MEMORY_PER_CHIP_BYTES])
+        i = int(np.argmin(res["memory_per_chip_bytes"]))
+        _none_fits(model, chip, n, B, s, cfg[i], res[i]["memory_per_chip_bytes"])
+    keep = np.arange(k) if include_unfit else _contenders(np.flatnonzero(fits), res["step_time_s"], top)
+    order = _ranking(keep, cfg["zero_stage"], res["step_time_s"], fits, res["memory_per_chip_bytes"])
     return model, chip, cl, n, s, cfg[order], res[order], k, n_fit
 
 
@@ -230,8 +223,8 @@ def _ranked(model, chip, cl, n, s, B, mv, cv, sp, flash, seqpar, usable, opt, to
     _check_found(model, chip, n, B, s, k, fixed)
     if n_fit == 0:
         _none_fits(model, chip, n, B, s, low_cfg, low_mem)
-    keep = _contenders(np.arange(len(cfg)), key[:, 0], top)
-    order = _ranking(keep, cfg[:, CFG_ZERO], key[:, 0], key[:, 1] > 0.5, key[:, 2])
+    keep = _contenders(np.arange(len(cfg)), key["step_time_s"], top)
+    order = _ranking(keep, cfg["zero_stage"], key["step_time_s"], key["fits"] > 0.5, key["memory_per_chip_bytes"])
     return model, chip, cl, n, s, cfg[order], evaluate_rows(mv, cv, B, s, cfg[order], flash, seqpar, usable, opt), \
         k, n_fit
 
@@ -254,8 +247,8 @@ def _none_fits(model, chip, n, B, s, cfg_row, mem) -> None:
     raise ValueError(
         f"no layout of {model.name} fits on {n} × {chip.name} ({chip.hbm_bytes / 1e9:.0f} GB) with a batch of "
         f"{B} × {s} tokens: the smallest needs {mem / 1e9:.1f} GB per chip "
-        f"(tp={int(cfg_row[CFG_TP])}, pp={int(cfg_row[CFG_PP])}, zero={int(cfg_row[CFG_ZERO])}, "
-        f"recompute={RECOMPUTE[int(cfg_row[CFG_REC])]}). More chips, or a smaller microbatch or sequence.")
+        f"(tp={int(cfg_row['tp'])}, pp={int(cfg_row['pp'])}, zero={int(cfg_row['zero_stage'])}, "
+        f"recompute={RECOMPUTE[int(cfg_row['recompute'])]}). More chips, or a smaller microbatch or sequence.")
 
 
 def _contenders(keep: np.ndarray, step: np.ndarray, top: int | None) -> np.ndarray:
@@ -273,7 +266,7 @@ def best_config(model, chip, n, global_batch_tokens, seq_len, precision, cl, fix
     model, chip, cl, n, s, cfg, res, _, _ = search_arrays(
         model, chip, n, global_batch_tokens, seq_len, precision, cl, True, True, MEMORY_RESERVE, 0.0, False, fixed,
         top=1, count_fit=False)
-    c = {f: int(v) for f, v in zip(CONFIG_FIELDS, cfg[0])}
+    c = {f: int(cfg[0][f]) for f in CONFIG_FIELDS}
     c["recompute"] = RECOMPUTE[c["recompute"]]
     c["grad_sync"] = GRAD_SYNC[c["grad_sync"]]
     c["schedule"] = SCHEDULES[c["schedule"]]
@@ -302,10 +295,10 @@ def check_pinned(model: Model, n: int, s: int, fixed: dict) -> None:
 def _columns(cfg: np.ndarray, res: np.ndarray) -> dict[str, np.ndarray]:
     """:func:`search`'s columns: the config fields (names for recompute, grad_sync and schedule), then the
     result fields (``fits`` as booleans, ``n_microbatches`` whole)."""
-    cols = dict(zip(CONFIG_FIELDS, cfg.astype(np.int64).T))
+    cols = {f: cfg[f].astype(np.int64) for f in CONFIG_FIELDS}
     for k, names in (("recompute", RECOMPUTE), ("grad_sync", GRAD_SYNC), ("schedule", SCHEDULES)):
         cols[k] = np.array(names, dtype=object)[cols[k]]
-    cols.update(zip(RESULT_FIELDS, res.T))
+    cols.update((f, res[f]) for f in RESULT_FIELDS)
     cols["fits"] = cols["fits"] > 0.5
     cols["n_microbatches"] = cols["n_microbatches"].round().astype(np.int64)
     return cols

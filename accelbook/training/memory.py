@@ -3,7 +3,8 @@
 - **Model states** (ZeRO, Rajbhandari et al. 2020, with Megatron's mixed precision: the distributed
   optimizer guide's "float16 param, fp32 grads: 18" bytes): bf16 weights 2Ψ, fp32 main gradients 4Ψ,
   fp32 Adam states (master weights and two moments) 12Ψ, for the Ψ parameters a chip holds (the
-  byte counts are the chip vector's ``C_W_BYTES``, ``C_G_BYTES``, ``C_O_BYTES``, from
+  byte counts are the chip record's ``weight_bytes_per_param``, ``grad_bytes_per_param``,
+  ``optimizer_bytes_per_param``, from
   ``data/training_framework.toml``); divided by the
   data-parallel group that holds the same parameters for ZeRO stage 3 (weights), ≥ 1 (optimizer
   states), and for the gradients only when they are reduce-scattered every microbatch (``gsync`` 1,
@@ -22,39 +23,18 @@ from __future__ import annotations
 
 from numba import njit
 
-from .slots import (
-    C_G_BYTES,
-    C_O_BYTES,
-    C_W_BYTES,
-    M_D,
-    M_DFF,
-    M_DFFE,
-    M_DH,
-    M_DV,
-    M_FMOE,
-    M_H,
-    M_NM,
-    M_NSH,
-    M_PEMB,
-    M_PHEAD,
-    M_PLAYER_E,
-    M_PLAYER_NE,
-    M_TOPK,
-    M_V,
-)
-
 
 @njit(cache=True, inline="always")
 def stage_params(mv, L, Lst, L_last, pp, tp, ep):
     """(non-expert, expert) parameters a chip of the busiest stage holds before ZeRO: its layers'
     share ``/tp`` (experts ``/(tp·ep)``), with the embedding on the first stage and the LM head
     and final norm on the last (both on the one stage without a pipeline)."""
-    p_ne_first = Lst * mv[M_PLAYER_NE] / tp + mv[M_PEMB] / tp
-    p_ne_last = L_last * mv[M_PLAYER_NE] / tp + mv[M_PHEAD] / tp
+    p_ne_first = Lst * mv.layer_params_non_expert / tp + mv.embedding_params / tp
+    p_ne_last = L_last * mv.layer_params_non_expert / tp + mv.head_params / tp
     if pp == 1:
-        p_ne_first = L * mv[M_PLAYER_NE] / tp + (mv[M_PEMB] + mv[M_PHEAD]) / tp
+        p_ne_first = L * mv.layer_params_non_expert / tp + (mv.embedding_params + mv.head_params) / tp
         p_ne_last = p_ne_first
-    return max(p_ne_first, p_ne_last), Lst * mv[M_PLAYER_E] / (tp * ep)
+    return max(p_ne_first, p_ne_last), Lst * mv.layer_params_expert / (tp * ep)
 
 
 @njit(cache=True, inline="always")
@@ -66,23 +46,24 @@ def optimizer_params(p_ne, p_e, g_ne, g_e, zero):
 @njit(cache=True, inline="always")
 def model_state_bytes(c, p_ne, p_e, g_ne, g_e, zero, gsync, p_opt):
     """(weights, gradients, optimizer states) in bytes, Megatron's 2 + 4 + 12 per parameter from the
-    chip vector ``c``: ``2Ψ/g`` (ZeRO-3), ``4Ψ/g`` (ZeRO ≥ 2 with gradients reduce-scattered every
+    chip record ``c``: ``2Ψ/g`` (ZeRO-3), ``4Ψ/g`` (ZeRO ≥ 2 with gradients reduce-scattered every
     microbatch, ``gsync`` 1; else the full ``4Ψ``), ``12·p_opt``. Worked number: Llama 3.1 8B
     (8.03e9 parameters) on one chip, ZeRO-0: 16.1 + 32.1 + 96.4 = 144.5 GB, 18 bytes a parameter."""
     w_div_ne = g_ne if zero == 3 else 1.0
     w_div_e = g_e if zero == 3 else 1.0
-    mem_w = c[C_W_BYTES] * (p_ne / w_div_ne + p_e / w_div_e)
+    mem_w = c.weight_bytes_per_param * (p_ne / w_div_ne + p_e / w_div_e)
     shard = zero >= 2 and gsync == 1
-    mem_g = c[C_G_BYTES] * (p_ne / (g_ne if shard else 1.0) + p_e / (g_e if shard else 1.0))
-    return mem_w, mem_g, c[C_O_BYTES] * p_opt
+    mem_g = c.grad_bytes_per_param * (p_ne / (g_ne if shard else 1.0) + p_e / (g_e if shard else 1.0))
+    return mem_w, mem_g, c.optimizer_bytes_per_param * p_opt
 
 
 @njit(cache=True, inline="always")
 def optimizer_step_bytes(c):
     """HBM bytes the Adam step moves per parameter it updates: read and write the fp32 master weight
-    and both moments (``2·C_O_BYTES`` = 24), read the fp32 main gradient (``C_G_BYTES`` = 4) and
-    write the bf16 weight (``C_W_BYTES`` = 2): 30."""
-    return 2.0 * c[C_O_BYTES] + c[C_G_BYTES] + c[C_W_BYTES]
+    and both moments (``2·optimizer_bytes_per_param`` = 24), read the fp32 main gradient
+    (``grad_bytes_per_param`` = 4) and
+    write the bf16 weight (``weight_bytes_per_param`` = 2): 30."""
+    return 2.0 * c.optimizer_bytes_per_param + c.grad_bytes_per_param + c.weight_bytes_per_param
 
 
 @njit(cache=True, inline="always")
@@ -95,15 +76,16 @@ def activation_bytes_per_token(mv, s, tp, sp, kv_loc, rec, flash):
     the ``top_k`` routed copies of the token (``2d`` each) with their experts' ``w·d_ff_expert/tp`` and the
     shared experts' ``n_shared·w·d_ff_expert/tp``; and, unfused without recomputation, the softmax output
     (``2·(h/tp)·s``)."""
-    d = mv[M_D]
-    f = mv[M_FMOE]
+    d = mv.d_model
+    f = mv.moe_layer_share
     keep = 0.0 if rec == 1 else 1.0
-    store_ffn = (mv[M_NM] - 1.0) * 2.0 + keep * 2.0
-    a_tok = 2.0 * 2.0 * d / sp + keep * 2.0 * 2.0 * d / sp + 2.0 * (mv[M_H] / tp + 2.0 * kv_loc) * mv[M_DH] \
-        + 2.0 * mv[M_DV] / tp + (1.0 - f) * store_ffn * mv[M_DFF] / tp \
-        + f * (mv[M_TOPK] * (2.0 * d + store_ffn * mv[M_DFFE] / tp) + mv[M_NSH] * store_ffn * mv[M_DFFE] / tp)
+    store_ffn = (mv.n_ffn_matrices - 1.0) * 2.0 + keep * 2.0
+    a_tok = 2.0 * 2.0 * d / sp + keep * 2.0 * 2.0 * d / sp + 2.0 * (mv.n_heads / tp + 2.0 * kv_loc) * mv.d_head \
+        + 2.0 * mv.d_v / tp + (1.0 - f) * store_ffn * mv.d_ff / tp \
+        + f * (mv.top_k * (2.0 * d + store_ffn * mv.d_ff_expert / tp)
+               + mv.n_shared_experts * store_ffn * mv.d_ff_expert / tp)
     if not flash and rec == 0:   # softmax output, bf16 (no dropout: Korthikanti's 5as² counts 3 more for it)
-        a_tok += 2.0 * mv[M_H] * s / tp
+        a_tok += 2.0 * mv.n_heads * s / tp
     return a_tok
 
 
@@ -112,14 +94,14 @@ def activation_bytes(mv, T, Lst, sp, a_tok, in_flight, rec):
     """Activation bytes on the first stage: ``T·L_st·a_tok·in_flight``; under full recomputation
     (``rec`` 2) each layer's input ``2d/sp`` per token in flight plus one layer's full set."""
     if rec == 2:
-        return T * Lst * (2.0 * mv[M_D] / sp) * in_flight + T * a_tok
+        return T * Lst * (2.0 * mv.d_model / sp) * in_flight + T * a_tok
     return T * Lst * a_tok * in_flight
 
 
 @njit(cache=True, inline="always")
 def logits_bytes(mv, T, tp):
     """fp32 logits of a microbatch on the last stage: ``4·T·V/tp`` bytes."""
-    return 4.0 * T * mv[M_V] / tp
+    return 4.0 * T * mv.vocab_size / tp
 
 
 @njit(cache=True, inline="always")

@@ -16,19 +16,14 @@ from accelbook.specs.models import Model
 from .arguments import batch_sequences, chip_count, resolve, sequence_length
 from .kernel import evaluate_layout
 from .layouts import best_config
-from .slots import (
+from .records import (
     GRAD_SYNC,
-    R_FITS,
-    R_N_MICROBATCHES,
-    R_STEP_TIME_S,
-    R_TOKENS_PER_S_PER_CHIP,
     RECOMPUTE,
     SCHEDULES,
-    R,
     attention_head_dim,
-    chip_vector,
-    model_vector,
-    options_vector,
+    chip_record,
+    model_record,
+    options_record,
 )
 from .step import TIME_LABELS, reported_mfu, to_estimate
 
@@ -96,7 +91,7 @@ def scaling_columns(model: Model | str, chip: Chip | str | None, chip_counts, se
             raise ValueError(f"no layout fits at the largest of chip_counts ({counts[-1]:,} chips, a global batch of "
                              f"{gbt_of(counts[-1]):,} tokens from batch_tokens_per_chip or global_batch_tokens): "
                              f"{e}") from None
-    vecs = (model_vector(model, seq_len), *chip_vector(chip, cl, precision, seq_len, attention_head_dim(model)))
+    vecs = (model_record(model, seq_len), *chip_record(chip, cl, precision, seq_len, attention_head_dim(model)))
     for n in counts:
         gbt = gbt_of(n)
         try:
@@ -126,12 +121,12 @@ def scaling_columns(model: Model | str, chip: Chip | str | None, chip_counts, se
 
 
 def _point(model, chip, cl, n, out, c, vecs) -> tuple[dict, tuple]:
-    """One chip count's row of :func:`scaling` from its result vector ``out`` and config ``c``, and (time
+    """One chip count's row of :func:`scaling` from its result record ``out`` and config ``c``, and (time
     components, tokens a step per chip, config) for :func:`superlinear_reason`: what :func:`~.step.to_estimate`
     would report, without building the estimate (only an unfit point needs it, for its note)."""
-    time = {k: float(out[R[k]]) for k in TIME_LABELS}
-    step, tps = float(out[R_STEP_TIME_S]), float(out[R_TOKENS_PER_S_PER_CHIP])
-    fits = bool(out[R_FITS])
+    time = {k: float(out[k]) for k in TIME_LABELS}
+    step, tps = float(out["step_time_s"]), float(out["tokens_per_s_per_chip"])
+    fits = bool(out["fits"])
     row = {"n_chips": n, "tokens_per_s": tps * n, "tokens_per_s_per_chip": tps,
            "mfu": reported_mfu(tps, model, chip, c["seq_len"], c["precision"]),
            "comm_share": sum(time[k] for k in COMM_COMPONENTS) / step, "step_time_s": step, "fits": fits,
@@ -181,9 +176,9 @@ def superlinear_reason(ref_time: dict, ref_tokens: float, ref_config: dict, time
     return "superlinear: " + "; ".join(parts or ["rounding"])
 
 
-def _evaluate_fast(chip, n, gbt, s, c: dict, vecs) -> tuple[np.ndarray, dict]:
-    """The result vector (``R_*`` slots) and config of :func:`estimate` for a layout already checked by a
-    search at another chip count, with the model and chip vectors built once: only what changes with the
+def _evaluate_fast(chip, n, gbt, s, c: dict, vecs) -> tuple[np.record, dict]:
+    """The result record (:data:`~.records.RESULT`) and config of :func:`estimate` for a layout already checked by a
+    search at another chip count, with the model and chip records built once: only what changes with the
     chip count is checked here."""
     mv, cv, _ = vecs
     tcp = c["tp"] * c["cp"] * c["pp"]
@@ -199,7 +194,7 @@ def _evaluate_fast(chip, n, gbt, s, c: dict, vecs) -> tuple[np.ndarray, dict]:
     out = evaluate_layout(mv, cv, B, s, c["tp"], c["cp"], c["pp"], c["vp"], dp, c["ep"], c["microbatch"],
                           c["zero_stage"], RECOMPUTE.index(c["recompute"]), c["flash_attention"],
                           c["sequence_parallel"], usable_memory_bytes(chip.hbm_bytes, MEMORY_RESERVE),
-                          options_vector(0.0, c.get("cp_comm", "ring")),
+                          options_record(0.0, c.get("cp_comm", "ring")),
                           GRAD_SYNC.index(c["grad_sync"]) if "grad_sync" in c else None,
                           SCHEDULES.index(c.get("schedule", "1f1b")))
-    return out, dict(c, dp=dp, global_batch_sequences=B, n_microbatches=int(round(out[R_N_MICROBATCHES])))
+    return out, dict(c, dp=dp, global_batch_sequences=B, n_microbatches=int(round(out["n_microbatches"])))

@@ -21,16 +21,16 @@ from .goodput import check_goodput, time_to_train_words
 from .kernel import evaluate_layout
 from .layout import ZERO_STAGES, Layout, layout_arguments
 from .mfu import ATTENTION_COUNTS, DEFAULT_ATTENTION, DEFAULT_PEAK, PEAKS, convention_name, model_flops_utilisation
-from .slots import (
+from .records import (
     CP_COMM,
     GRAD_SYNC,
     RECOMPUTE,
+    RESULT_FIELDS,
     SCHEDULES,
-    R,
     attention_head_dim,
-    chip_vector,
-    model_vector,
-    options_vector,
+    chip_record,
+    model_record,
+    options_record,
     router_imbalance,
 )
 
@@ -233,10 +233,10 @@ def reported_mfu(tokens_per_s_per_chip: float, model: Model, chip: Chip, seq_len
     return float("nan")
 
 
-def to_estimate(out: np.ndarray, model: Model, chip: Chip, cl: Cluster, n: int, config: dict, mv: np.ndarray,
+def to_estimate(out: np.record, model: Model, chip: Chip, cl: Cluster, n: int, config: dict, mv: np.record,
                 notes: list[str], flash: bool, reserve: float) -> TrainingEstimate:
-    """The :class:`TrainingEstimate` of a result vector ``out`` (``R_*`` slots)."""
-    r = {k: float(out[i]) for k, i in R.items()}
+    """The :class:`TrainingEstimate` of a result record ``out`` (:data:`~.records.RESULT`)."""
+    r = {k: float(out[k]) for k in RESULT_FIELDS}
     time = {k: r[k] for k in TIME_LABELS}
     memory = {k: r[k] for k in MEMORY_LABELS}
     config = dict(config, n_microbatches=int(round(r["n_microbatches"])))
@@ -288,7 +288,7 @@ def check_batch(model: Model, B: int, dp: int, mb: int, pp: int, vp: int) -> Non
 
 
 def check_schedule(schedule: str, pp: int, vp: int, m: int) -> str:
-    """The pipeline schedule (:data:`~.slots.SCHEDULES`), refused with the reason where it cannot run."""
+    """The pipeline schedule (:data:`~.records.SCHEDULES`), refused with the reason where it cannot run."""
     one_of("schedule", schedule, SCHEDULES)
     if schedule != "1f1b" and (pp <= 1 or vp != 1):
         raise ValueError(f"schedule {schedule!r} needs a pipeline (pp > 1, got {pp}) without interleaving (vp = 1, "
@@ -300,7 +300,7 @@ def check_schedule(schedule: str, pp: int, vp: int, m: int) -> str:
 
 
 def check_grad_sync(zero_stage: int, grad_sync: str | None) -> str:
-    """The gradient sync (:data:`~.slots.GRAD_SYNC`) of a ZeRO stage: ``None`` takes every microbatch
+    """The gradient sync (:data:`~.records.GRAD_SYNC`) of a ZeRO stage: ``None`` takes every microbatch
     from ZeRO-2 on and once a step below; an impossible pairing is refused, saying why."""
     if grad_sync is None:
         return "microbatch" if zero_stage >= 2 else "step"
@@ -363,12 +363,12 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     B = batch_sequences(global_batch_tokens, s)
     check_batch(model, B, dp, mb, pp, vp)
     schedule = check_schedule(schedule, pp, vp, B // (dp * mb))
-    mv = model_vector(model, s)
-    cv, notes = chip_vector(chip, cl, precision, s, attention_head_dim(model))
+    mv = model_record(model, s)
+    cv, notes = chip_record(chip, cl, precision, s, attention_head_dim(model))
     notes = notes + [n for n in (router_imbalance(model)[1],) if n]
     out = evaluate_layout(mv, cv, B, s, tp, cp, pp, vp, dp, ep, mb, zero_stage, RECOMPUTE.index(recompute),
                           flash_attention, sequence_parallel, usable_memory_bytes(chip.hbm_bytes, reserve),
-                          options_vector(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM)),
+                          options_record(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM)),
                           grad_sync=GRAD_SYNC.index(grad_sync), schedule=SCHEDULES.index(schedule))
     config = dict(tp=tp, cp=cp, pp=pp, vp=vp, dp=dp, ep=ep, microbatch=mb, zero_stage=zero_stage, recompute=recompute,
                   grad_sync=grad_sync, schedule=schedule, precision=precision, seq_len=s, global_batch_sequences=B,
