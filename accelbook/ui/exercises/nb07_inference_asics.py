@@ -40,8 +40,8 @@ EXERCISES: list[Exercise] = [
     Exercise("predict-frontier-256", "07", "Predict before moving the frontier sliders: at the target of 256 "
              "tokens/s per user (Llama 2 70B, fp8), which of the default systems makes the most tokens/s per chip: "
              "'h200', 'b200', 'lpu-v1' or 'lp30'?", _most_per_chip_at_256,
-             hint="First ask which systems reach 256 tokens/s per user at all: a GPU's per-user speed is capped by "
-                  "reading the weights from HBM at every step."),
+             hint="First ask which systems reach 256 tokens/s per user at all: at batch 1 a GPU server's step is "
+                  "mostly the latency of its tensor-parallel all-reduces (two a layer), then the weights' read."),
     Exercise("lp30-chips-70b-fp8", "07", "Groq LP30 chips (500 MB SRAM) to hold Llama 3.1 70B in fp8?",
              lambda: min_chips("llama-3.1-70b", "groq-lp30", "fp8"), 0.0,
              "Parameters × 1 byte ÷ the SRAM per chip, rounded up.", "chips"),
