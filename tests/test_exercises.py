@@ -28,7 +28,7 @@ HAND = {
     "small-allreduce-bound": "latency",
     # nvls-busbw-h100: algbw = 8/9 x 0.82 x 0.85 x 450 = 278.8 GB/s; busbw = x 2*7/8 -> 487.9 GB/s
     "nvls-busbw-h100": 487.9,
-    "model-state-70b": 1129,   # 70.55e9 parameters x 16 bytes
+    "model-state-70b": 1270,   # 70.55e9 parameters x 18 bytes (2 bf16 weights + 4 fp32 gradients + 12 Adam)
     "bubble-8-32": 17.95,      # 7 / (32 + 7)
     "days-405b": 70.3,         # 15.6e12 x 3·(2·403.75e9 + 126·8192·32768) / (16384 x 0.4 x 989.4e12) / 86400
     "moe-mean-load": 128,       # 4096 x 8 / 256

@@ -6,11 +6,15 @@ from accelbook import training
 from accelbook.specs.chips import get_chip
 from accelbook.specs.clusters import get_cluster
 from accelbook.specs.models import get_model
+from accelbook.training.framework import framework_defaults
 from accelbook.ui.exercises.core import Exercise
 
 
 def _model_state_70b() -> float:
-    return 16 * get_model("llama-3.1-70b").params / 1e9
+    # the bytes per parameter the training model charges (data/training_framework.toml: Megatron's 2 + 4 + 12)
+    fw = framework_defaults()
+    per_param = fw.weight_bytes_per_param + fw.grad_bytes_per_param + fw.optimizer_bytes_per_param
+    return per_param * get_model("llama-3.1-70b").params / 1e9
 
 
 def _days_405b() -> float:
@@ -58,8 +62,9 @@ def _full_over_causal_70b_8k() -> float:
 
 
 EXERCISES: list[Exercise] = [
-    Exercise("model-state-70b", "04", "GB of model state (bf16 weights and gradients, fp32 Adam) for Llama 3.1 70B?",
-             _model_state_70b, 0.02, "16 bytes per parameter; ab.get_model('llama-3.1-70b').params.", "GB"),
+    Exercise("model-state-70b", "04", "GB of model state as the training model counts it (Megatron's mixed precision: "
+             "bf16 weights, fp32 gradients, fp32 master weights and Adam states) for Llama 3.1 70B?",
+             _model_state_70b, 0.02, "18 bytes per parameter (2 + 4 + 12); ab.get_model('llama-3.1-70b').params.", "GB"),
     Exercise("bubble-8-32", "04", "Bubble share (%) of a 1F1B pipeline with 8 stages and 32 microbatches?",
              lambda: 100 * 7 / (32 + 7), 0.02,
              "The pipeline takes m + p - 1 microbatch-times, of which p - 1 are the bubble.", "%"),
