@@ -541,3 +541,18 @@ def test_example_fleet_with_the_models():
     assert df.set_index("strategy").loc["least cost (any pool)", "usd_per_month"] == df["usd_per_month"].min()
     # research kept on GPUs: never cheaper than the unconstrained placement
     assert _le(costs[128], df.set_index("strategy").loc["least cost (any pool)", "usd_per_month"])
+
+
+def test_a_pool_without_chips_hosts_nothing():
+    # found by test_restricting_allowed_never_lowers_cost: with 0 chips everywhere, the LP's 1e-7 feasibility
+    # tolerance "placed" 1 token a month (1e-7 chip-hours) on one pool when only that pool was allowed, and called
+    # the unrestricted problem infeasible
+    ws = [F.FleetWorkload("w0", "batch_inference", "m", 1.0)]
+    ps = [F.Pool("p0", "h100", 0, 1.0), F.Pool("p1", "h100", 0, 1.0)]
+    r = _rates({("w0", "p0"): 2778.0, ("w0", "p1"): 10.0})
+    for allowed in (None, {("w0", "p0")}):
+        pl = F.place(ws, ps, r, allowed=allowed)
+        assert not pl.feasible and pl.usd_per_month == math.inf and "with chips" in pl.message
+    # one chip is plenty: 1 token at 2,778 tokens/s is 1e-7 chip-hours, USD 1e-7 at USD 1 an hour
+    pl = F.place(ws, [dataclasses.replace(ps[0], chips=1), ps[1]], r)
+    assert pl.feasible and pl.usd_per_month == pytest.approx(1 / (2778.0 * 3600), rel=1e-6)

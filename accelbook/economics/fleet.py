@@ -175,14 +175,16 @@ def place(workloads, pools, rates: pd.DataFrame | None = None, allowed=None) -> 
     rates = default_rates(workloads, pools) if rates is None else _checked_rates(rates)
     R = _rate_matrix(rates, workloads, pools)
     W, P = R.shape
-    ok = R > 0
+    # a pair runs when the pool can serve the workload at all and has chips: a pool of 0 chips hosts nothing
+    # (left in, the LP's feasibility tolerance, 1e-7 absolute, could "place" a tiny demand on it)
+    ok = (R > 0) & (np.array([p.chips for p in pools]) > 0)[None, :]
     if allowed is not None:
         ok &= np.array([[(w.name, p.name) in allowed for p in pools] for w in workloads])
     idx = [(i, j) for i in range(W) for j in range(P) if ok[i, j]]
     unserved = [workloads[i].name for i in range(W) if workloads[i].tokens_per_month > 0 and not ok[i].any()]
     if unserved:
         return FleetPlacement(False, math.inf, pd.DataFrame(),
-                         f"no allowed pool can run {', '.join(unserved)} (or meet its latency target)")
+                         f"no allowed pool with chips can run {', '.join(unserved)} (or meet its latency target)")
     if not idx:   # nothing to place, and (checked above) no demand that needed a pool
         return FleetPlacement(True, 0.0, pd.DataFrame(0.0, index=[w.name for w in workloads],
                                                  columns=[p.name for p in pools]), "")
@@ -198,6 +200,9 @@ def place(workloads, pools, rates: pd.DataFrame | None = None, allowed=None) -> 
     if res.status != 0:
         return FleetPlacement(False, math.inf, pd.DataFrame(),
                          "not enough capacity in the allowed pools for the demand" if res.status == 2 else res.message)
+    used = np.array(A_ub) @ res.x
+    if np.any(used > np.array(b_ub) + 1e-9 * np.maximum(1.0, np.abs(b_ub))):   # beyond HiGHS's absolute tolerance
+        return FleetPlacement(False, math.inf, pd.DataFrame(), "not enough capacity in the allowed pools for the demand")
     hours = np.zeros((W, P))
     for (i, j), v in zip(idx, res.x):
         hours[i, j] = v
