@@ -82,8 +82,8 @@ def _assumptions(chip: Chip, precision: str, r: Rates, dec: Decode, pf: Prefill,
         r.why_eta,
         r.why_mem,
         ("GEMM shapes: " + (f"decode {dec.eta_shape:.0%}, prefill {pf.eta_shape:.0%} of the measured GEMM rate "
-                            "(tile and wave quantisation, accelbook.chip.tiling)" if chip.kind == "gpu" else
-                            f"prefill {pf.eta_shape:.0%} of the measured GEMM rate (MXU folds, accelbook.chip.tiling); "
+                            "(tile and wave quantisation with split-K, accelbook.costs.gemm)" if chip.kind == "gpu" else
+                            f"prefill {pf.eta_shape:.0%} of the measured GEMM rate (MXU folds, accelbook.costs.gemm); "
                             "decode not charged (no measurement checks the fold model at a few rows)"
                             if chip.kind == "tpu" else "no tiling model for this chip: none charged")),
         r.why_ar,

@@ -9,7 +9,7 @@ Every term is a formula on published specs; nothing is fitted to the runs it is 
 
 - each GEMM takes ``max(2MNK / (P·η_meas·η_shape), bytes / B_hbm)``: ``η_meas`` is the measured
   large-GEMM fraction of peak (``data/matmul_efficiency.toml``), ``η_shape`` the tile/wave (GPU)
-  or MXU padding/fold (TPU) efficiency of that shape (:mod:`accelbook.chip.tiling`);
+  or MXU padding/fold (TPU) efficiency of that shape (one model for training and inference, :mod:`accelbook.costs.gemm`; explained in :mod:`accelbook.chip.tiling`);
 - attention (FlashAttention) does ``2·T·s·(d_qk + d_v)/tp · ½`` causal FLOPs forward at the
   measured attention efficiency; backward = 2.5× forward (FlashAttention-2 paper), GEMMs 2×;
 - norms, residuals, RoPE, activations and FP8 casts stream their bytes through HBM;
