@@ -86,11 +86,15 @@ clean:
 	rm -rf $(VENV) .numba_cache artifacts .pytest_cache .hypothesis $(BOOK)
 
 # Generated documents shipped in the repository (tests/test_course.py checks they are up to date):
-# docs/bibliography.md from data/sources.toml, instructor/solutions.md from the exercise checker.
-.PHONY: bibliography solutions
+# docs/bibliography.md from data/sources.toml, instructor/solutions.md from the exercise checker, and
+# every marked figure of the notebooks, README, instructor/ and docs/ from its fact (accelbook.ui.facts).
+.PHONY: bibliography solutions prose
 
 bibliography: venv
 	$(BIN)/python -m accelbook.specs.bibliography
 
 solutions: venv
 	$(BIN)/python -m accelbook.ui.solutions
+
+prose: venv
+	$(BIN)/python -m accelbook.ui.prose
