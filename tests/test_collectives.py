@@ -9,6 +9,7 @@ from accelbook.network import collectives as co
 from accelbook.network import topology as tp
 from accelbook.network.validation import validation_table  # no longer re-exported by collectives (it made a circle)
 from accelbook.specs.fabrics import FABRICS
+from accelbook.specs.loader import DATA_DIR as DATA
 
 
 def test_bus_factors_are_nccl_tests():
@@ -166,6 +167,17 @@ def test_validation_table_reports_errors():
     assert v.loc["ib-ring-2-nodes", "metric"] == "busbw per NIC GB/s"
     # the measurements the alpha-beta model misses are kept and shown, not dropped
     assert len(v) >= 7 and (v["error"].abs() > 0.2).any()
+
+
+def test_validation_table_shows_the_small_message_floor():
+    # data/allreduce_latency.toml: 8 KB on 8 H100s at 0.53 GB/s busbw is 8192 * 1.75 / 0.53e9 = 27.05 us;
+    # the model's LL ring is 6.6 us fixed + 14 steps x 0.6 us + 8 KB at LL's 141 GB/s cap, about 15.1 us.
+    row = validation_table().set_index("case").loc["allreduce-8kib-8xh100"]
+    assert row["measured"] == pytest.approx(8192 * 1.75 / 0.53e9 * 1e6, rel=1e-9)
+    assert row["protocol"] == "LL" and row["model"] == pytest.approx(6.6 + 14 * 0.6 + 8192 * 1.75 / 141e9 * 1e6, rel=0.01)
+    assert row["error"] == pytest.approx(15.1 / 27.05 - 1, abs=0.01)
+    # a path of the caller's own keeps only its rows
+    assert "allreduce-8kib-8xh100" not in set(validation_table(DATA / "collective_measurements.toml")["case"])
 
 
 @pytest.mark.parametrize("bad", [

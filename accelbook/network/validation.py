@@ -33,7 +33,12 @@ def _model_figure(metric: str, est, nics: int) -> float:
 
 
 def validation_table(path=None) -> pd.DataFrame:
-    """Model against ``data/collective_measurements.toml``: measured, predicted, error (model/measured - 1)."""
+    """Model against ``data/collective_measurements.toml``: measured, predicted, error (model/measured - 1).
+
+    The default table also holds the small-message floor of ``data/allreduce_latency.toml`` for each chip
+    with a node preset here (8 H100s, 8 KB: :func:`latency_floor_rows`), the row where the model misses most.
+    """
+    default = path is None
     path = Path(path) if path is not None else DATA_DIR / "collective_measurements.toml"
     sources = load_sources()
     rows = []
@@ -61,4 +66,35 @@ def validation_table(path=None) -> pd.DataFrame:
             "error": model / measured - 1, "kind": e["kind"], "note": figure.provenance.note,
             "source": figure.provenance.source.title,
         })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows + (latency_floor_rows() if default else []))
+
+
+#: chips of ``data/allreduce_latency.toml`` with a node preset: (preset, its arguments)
+_FLOOR_PRESETS = {"h100": ("hgx_h100", {"nvls": False})}
+
+
+def latency_floor_rows() -> list[dict]:
+    """The measured small-message all-reduce floor (``data/allreduce_latency.toml``, the figure the inference
+    model charges per tensor-parallel all-reduce) against this collective model, one row per chip with a node
+    preset: the same measurement, so the two layers can be compared on it (notebooks 03 and 06)."""
+    from accelbook.specs.measured import load_allreduce_latency
+
+    rows = []
+    for chip, m in load_allreduce_latency().items():
+        if chip not in _FLOOR_PRESETS:
+            continue
+        preset, args = _FLOOR_PRESETS[chip]
+        topo = PRESETS[preset](**args)
+        if topo.n_endpoints != m.n_gpus:
+            raise ValueError(f"{chip}: the floor was measured on {m.n_gpus} GPUs, the preset {preset} has "
+                             f"{topo.n_endpoints}")
+        est = estimate("all_reduce", float(m.message_bytes), topo)
+        measured_us = m.latency_s * 1e6
+        rows.append({
+            "case": f"allreduce-{m.message_bytes // 1024}kib-{m.n_gpus}x{chip}", "system": topo.name,
+            "nvls": topo.in_network_reduction, "collective": "all_reduce", "message_bytes": float(m.message_bytes),
+            "algorithm": est.algorithm, "protocol": est.protocol, "metric": "time µs", "measured": measured_us,
+            "model": est.time_s * 1e6, "error": est.time_s * 1e6 / measured_us - 1, "kind": "measured",
+            "note": m.provenance.note + " (data/allreduce_latency.toml)", "source": m.provenance.source.title,
+        })
+    return rows
