@@ -15,9 +15,6 @@ TARGETS = prose.targets()
 PENDING = {
     "00_start_here.ipynb",
     "04_distributed_training.ipynb",
-    "05_moe_all_to_all.ipynb",
-    "06_inference_prefill_decode.ipynb",
-    "07_inference_asics.ipynb",
     "08_token_economics_and_hybrid.ipynb",
     "09_design_your_chip.ipynb",
     "10_number_formats.ipynb",
