@@ -599,3 +599,34 @@ def search_best_overlap08_layout() -> str:
 @fact("nb04.search_best_overlap08_mfu")
 def search_best_overlap08_mfu() -> str:
     return _pct(_search_best_70b(0.8).mfu)
+
+
+@functools.cache
+def _ideal_errors():
+    # each published run's waterfall starts at the ideal step; its error there is the run read at peak
+    return [float(training.waterfall(rid)["error"].iloc[0]) for rid in _validation()["id"]]
+
+
+@fact("nb04.wf_runs")
+def wf_runs() -> str:
+    return f"{len(_ideal_errors())}"
+
+
+@fact("nb04.wf_runs_not_twice")
+def wf_runs_not_twice() -> str:
+    return f"{sum(e <= 1.0 for e in _ideal_errors())}"
+
+
+@fact("nb04.llama3_interruptions")
+def llama3_interruptions() -> str:
+    return f"{training.published_goodput().interruptions}"
+
+
+@fact("nb04.llama3_unexpected_interruptions")
+def llama3_unexpected_interruptions() -> str:
+    return f"{training.published_goodput().unexpected_interruptions}"
+
+
+@fact("nb04.llama3_snapshot_days")
+def llama3_snapshot_days() -> str:
+    return f"{training.published_goodput().snapshot_s / 86400:.0f}"

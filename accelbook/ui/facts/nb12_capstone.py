@@ -360,3 +360,29 @@ def compromise_decode_loss() -> str:
 @fact("nb12.decode_die_training_pct")
 def decode_die_training_pct() -> str:
     return f"{100 * _dies().loc['decode optimum (8i-like)', 'training_vs_best']:.0f}"
+
+
+@functools.cache
+def _fleet_usd_per_month(with_pretraining: bool) -> float:
+    # section 6's fleet (cell 30): the same workloads and pools; the batch product is as large as the chat product
+    from accelbook.economics import fleet
+
+    model = get_model(MODEL)
+    workloads = [fleet.FleetWorkload("chat", "interactive", model.id, CHAT_TOKENS_PER_MONTH, 1 / TBT_SLO_S),
+                 fleet.FleetWorkload("batch", "batch_inference", model.id, CHAT_TOKENS_PER_MONTH)]
+    if with_pretraining:
+        workloads.insert(0, fleet.FleetWorkload("pre-training", "pretrain", model.id, TRAIN_TOKENS / 3))
+    pools = [fleet.Pool("GPU (H100)", "h100", 8192, get_chip("h100").price_usd_per_hour),
+             fleet.Pool("GPU (H200)", "h200", 1024, get_chip("h200").price_usd_per_hour),
+             fleet.Pool("TPU (v5p)", "tpu-v5p", 8192, get_chip("tpu-v5p").price_usd_per_hour)]
+    return float(fleet.place(workloads, pools).usd_per_month)
+
+
+@fact("nb12.fleet_usd_m_with_pretraining")
+def fleet_usd_m_with_pretraining() -> str:
+    return f"{_fleet_usd_per_month(True) / 1e6:.2f}"
+
+
+@fact("nb12.fleet_usd_k_products")
+def fleet_usd_k_products() -> str:
+    return f"{_fleet_usd_per_month(False) / 1e3:.0f}"
