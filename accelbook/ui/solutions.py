@@ -110,6 +110,7 @@ def render_solution(ex: Exercise) -> str:
         lines += [f"**Method.** {ex.hint}", ""]
     for field, label in _EXTRA_FIELDS:
         text = getattr(ex, field, None)
+        text = text() if callable(text) else text
         if isinstance(text, str) and text:
             lines += [f"**{label}.** {text}", ""]
     lines += ["**The checker computes it as**", "", "```python", expected_code(ex), "```", ""]

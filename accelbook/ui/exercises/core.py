@@ -18,7 +18,8 @@ class Exercise:
     """One checked question. ``expected()`` returns the answer the checker compares with (a number in
     ``unit``, accepted within ``rel_tol``; or a set of accepted lower-case words); ``hint`` is what a
     wrong answer shows; ``notebook`` is the two-digit number of the notebook that asks it; ``model_answer``
-    is the reasoning an open what-if expects, for the instructor's guide (never shown by ``check``)."""
+    is the reasoning an open what-if expects, for the instructor's guide (never shown by ``check``): a text, or a
+    function of no arguments that writes it with the figures computed now (so the guide follows the model)."""
 
     id: str
     notebook: str
@@ -27,7 +28,7 @@ class Exercise:
     rel_tol: float = 0.02
     hint: str = ""
     unit: str = ""
-    model_answer: str = ""         # an open what-if's model answer, shown in instructor/solutions.md
+    model_answer: str | Callable[[], str] = ""   # an open what-if's model answer, in instructor/solutions.md
 
 
 @dataclass(frozen=True)

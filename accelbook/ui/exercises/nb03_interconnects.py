@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from accelbook.network.collectives import estimate as collective_estimate
 from accelbook.network.topology import hgx_h100, hop_stats, torus, tpu_slice
+from accelbook.specs.measured import allreduce_latency
 from accelbook.ui.exercises.core import Exercise
 
 
@@ -29,6 +30,18 @@ def _latency_share_1mib() -> float:
     return 100 * e.latency_s / e.time_s
 
 
+def _ring_2x_answer() -> str:
+    node, fast = hgx_h100(nvls=False), hgx_h100(nvls=False).scaled(bandwidth=2.0)
+    big = [collective_estimate("all_reduce", 64e9, t, "ring").busbw_bytes_per_s / 1e9 for t in (node, fast)]
+    tiny = [collective_estimate("all_reduce", 1024, t).time_s * 1e6 for t in (node, fast)]
+    floor = allreduce_latency("h100").latency_s * 1e6
+    return (f"{fast.efficiency:.2f} × {fast.link_bw_bytes_per_s / 1e9:.0f} = {big[1]:.0f} GB/s, twice the {big[0]:.0f}: "
+            f"large collectives are bandwidth-bound and scale with the link. A 1 KiB all-reduce stays at {tiny[0]:.1f} "
+            f"µs in the model ({tiny[1]:.1f} µs with the faster links; nccl-tests measures about {floor:.0f} µs at 8 KB): "
+            "it is almost all fixed and per-step latency, which more bandwidth does not touch. Decode-size messages "
+            "need lower latency, not wider links.")
+
+
 EXERCISES: list[Exercise] = [
     Exercise("torus-diameter-16", "03", "Diameter of a 16×16×16 torus with wraparound?", _torus16_diameter, 0.0,
              "At most half-way round each of the three rings.", "hops"),
@@ -45,13 +58,10 @@ EXERCISES: list[Exercise] = [
     Exercise("predict-latency-share-1mib", "03", "Predict before moving the message slider: what share (%) of a 1 MiB "
              "all-reduce on 8 H100s (NVLS off) is latency, in the model?",
              _latency_share_1mib, 0.2,
-             "NCCL picks LL at this size: a fixed 6.6 µs plus 14 steps of 0.6 µs, against 1 MiB × 2·7/8 at about "
-             "half the link rate.", "%"),
+             "NCCL picks LL at this size: a fixed 6.6 µs plus 14 steps of 0.6 µs, against 1 MiB × 2·7/8 at LL's cap "
+             "of 141 GB/s of bus bandwidth (8 data bytes in each 16).", "%"),
     Exercise("whatif-ring-busbw-2x", "03", "What if every NVLink link of the 8-H100 node had twice the bandwidth: model "
              "busbw (GB/s) of a large ring all-reduce?", lambda: collective_estimate(
                  "all_reduce", 64e9, hgx_h100(nvls=False).scaled(bandwidth=2.0), "ring").busbw_bytes_per_s / 1e9,
-             0.02, "A bandwidth-bound ring's busbw is the usable link bandwidth.", "GB/s", model_answer="0.82 × 900 = "
-             "738 GB/s, twice the 369: large collectives are bandwidth-bound and scale with the link. A 1 KiB "
-             "all-reduce stays at about 15 µs: it is almost all NCCL's fixed and per-step latency, which more "
-             "bandwidth does not touch. Decode-size messages need lower latency, not wider links."),
+             0.02, "A bandwidth-bound ring's busbw is the usable link bandwidth.", "GB/s", model_answer=_ring_2x_answer),
 ]

@@ -5,8 +5,10 @@ from __future__ import annotations
 from accelbook import training
 from accelbook.specs.chips import get_chip
 from accelbook.specs.clusters import get_cluster
+from accelbook.specs.measured import overlap_slowdown
 from accelbook.specs.models import get_model
 from accelbook.training.framework import framework_defaults
+from accelbook.ui.dashboards import layout_label
 from accelbook.ui.exercises.core import Exercise
 
 
@@ -25,6 +27,19 @@ def _days_405b() -> float:
 def _default_70b(**change):
     # the training dashboard's defaults: Llama 3.1 70B, 1,024 H100, 16M tokens a step, 8,192 tokens, TP8 PP4
     return training.estimate("llama-3.1-70b", "h100", 1024, 2**24, 8192, **({"tp": 8, "pp": 4} | change))
+
+
+def _tp_overlap_answer() -> str:
+    hidden, exposed = _default_70b(tp_overlap=0.8), _default_70b()
+    best = training.search("llama-3.1-70b", "h100", 1024, 2**24, 8192, top=1, tp_overlap=0.8).attrs["best"]
+    return (f"About {100 * hidden.mfu:.0f} %, against {100 * exposed.mfu:.0f} % with it all exposed: TP8 all-gathers "
+            f"and reduce-scatters are the largest communication term of this layout, and hiding most of them is worth "
+            f"about {100 * (hidden.mfu - exposed.mfu):.0f} points of MFU. It does not bring TP8 back as the best layout: "
+            f"the search with tp_overlap=0.8 keeps {layout_label(best.config)} at {100 * best.mfu:.0f} % MFU. Hidden "
+            f"communication is not free: compute runs {100 * overlap_slowdown('h100')[0]:.1f} % slower while a "
+            "collective shares the GPU (Lee et al. 2025, data/overlap_interference.toml), which is why the gain is less "
+            "than the exposed time. Whether 80 % is reachable is the open question: no published measurement of "
+            "Megatron's TP overlap was found, which is why the model's default is 0.")
 
 
 def _bubble_share_default() -> float:
@@ -95,10 +110,5 @@ EXERCISES: list[Exercise] = [
              "MFU (%) would the training dashboard's default layout reach?",
              lambda: 100 * _default_70b(tp_overlap=0.8).mfu, 0.03,
              "training.estimate(..., tp=8, pp=4, tp_overlap=0.8).mfu.", "%",
-             model_answer="About 60 %, against 51 % with it all exposed: TP8 all-gathers and reduce-scatters are "
-             "the largest communication term of this layout, and hiding most of them is worth about nine points of "
-             "MFU. The search then prefers TP8 again. Hidden communication is not free: compute runs 18.9 % slower "
-             "while a collective shares the GPU (Lee et al. 2025), which is why the gain is less than the exposed "
-             "time. Whether 80 % is reachable is the open question: no published measurement of Megatron's TP "
-             "overlap was found, which is why the model's default is 0."),
+             model_answer=_tp_overlap_answer),
 ]
