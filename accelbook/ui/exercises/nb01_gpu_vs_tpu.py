@@ -37,6 +37,19 @@ def _usd_per_m_training(chip: str, mfu: float = 0.40) -> float:
     return usd_per_token(training_tokens_per_s(get_model("llama-3.1-70b"), c, mfu, 4096), c) * 1e6
 
 
+def _price_match_answer() -> str:
+    h, p = get_chip("h100"), get_chip("tpu-v5p")
+    ratio = _usd_per_m_training("h100") / _usd_per_m_training("tpu-v5p")
+    return (f"USD per token at equal MFU is price ÷ peak: {h.price_usd_per_hour:.2f}/{h.peak_flop_s('bf16') / 1e12:.1f} against "
+            f"{p.price_usd_per_hour:.2f}/{p.peak_flop_s('bf16') / 1e12:.0f} USD per hour per TFLOP/s, so an H100 token costs "
+            f"{ratio:.2f}× a v5p token and the H100 breaks even at {1 / ratio:.2f} × its list price, a "
+            f"{100 * (1 - 1 / ratio):.0f} % discount. Committed-use discounts are larger than that, but they are offered "
+            "on TPUs too: the H100 wins per token only if the share of its list price it pays is under "
+            f"{1 / ratio:.2f} × the share the v5p pays. And equal MFU is the weak assumption: a chip that reaches 10 % "
+            "more MFU needs 10 % less discount. Compare chips at the MFU each reaches on your model (notebook 04), not "
+            "at one MFU.")
+
+
 def _full_over_causal(model: str, seq_len: int) -> float:
     # MFU is proportional to the FLOPs counted per token: full over causal attention, less one, in %
     m = get_model(model)
@@ -73,9 +86,5 @@ EXERCISES: list[Exercise] = [
              "TPU v5p at list price, both at 40 % MFU?",
              lambda: _usd_per_m_training("tpu-v5p") / _usd_per_m_training("h100"), 0.03,
              "Invert the cost ratio of your second prediction.", "× list",
-             model_answer="USD per token at equal MFU is price ÷ peak: 10.80/989.4 against 4.20/459 USD per hour per "
-             "TFLOP/s, so an H100 token costs 1.19× a v5p token and the H100 breaks even at 0.84 × its list price, "
-             "a 16 % discount. Committed-use discounts (30-55 %) are larger than that, so the list-price verdict can "
-             "flip. And equal MFU is the weak assumption: a chip that reaches 10 % more MFU needs 10 % less discount. "
-             "Compare chips at the MFU each reaches on your model (notebook 04), not at one MFU."),
+             model_answer=_price_match_answer),
 ]
