@@ -86,12 +86,16 @@ clean:
 	rm -rf $(VENV) .numba_cache artifacts .pytest_cache .hypothesis $(BOOK)
 
 # Generated documents shipped in the repository (tests/test_course.py checks they are up to date):
-# docs/bibliography.md from data/sources.toml, instructor/solutions.md from the exercise checker, and
+# docs/bibliography.md from data/sources.toml, docs/claims.md from data/claims.toml and the models,
+# instructor/solutions.md from the exercise checker, and
 # every marked figure of the notebooks, README, instructor/ and docs/ from its fact (accelbook.ui.facts).
-.PHONY: bibliography solutions prose
+.PHONY: bibliography claims solutions prose
 
 bibliography: venv
 	$(BIN)/python -m accelbook.specs.bibliography
+
+claims: venv
+	$(BIN)/python -m accelbook.economics.claims
 
 solutions: venv
 	$(BIN)/python -m accelbook.ui.solutions

@@ -3,8 +3,9 @@
 - No file points outside the repository (a sibling folder, a path on a build machine).
 - Every source id cited in data/*.toml resolves in data/sources.toml (walked here with tomllib, as an
   independent reference to the package's own walk).
-- docs/bibliography.md and instructor/solutions.md equal what their generators write now
-  (regenerate with `make bibliography` and `make solutions`), and every exercise has a solution.
+- docs/bibliography.md, docs/claims.md and instructor/solutions.md equal what their generators write
+  now (regenerate with `make bibliography`, `make claims` and `make solutions`), and every exercise
+  has a solution.
 - Every relative link in docs/ and instructor/ resolves, anchors included.
 - The licence files exist and README.md and pyproject.toml name them.
 """
@@ -106,6 +107,15 @@ def test_bibliography_is_up_to_date():
         "(python -m accelbook.specs.bibliography)")
     for sid in load_sources():
         assert f'<a id="{sid}"></a>' in shipped, sid
+
+
+def test_claims_page_is_up_to_date():
+    from accelbook.economics import claims
+
+    shipped = claims.CLAIMS_PAGE_PATH.read_text(encoding="utf-8")
+    assert shipped == claims.render_claims_page(), (
+        "docs/claims.md differs from data/claims.toml and the models: run `make claims` "
+        "(python -m accelbook.economics.claims)")
 
 
 def test_bibliography_escapes_markup():

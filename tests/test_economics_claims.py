@@ -132,13 +132,26 @@ def _verdicts():
     return {v.claim.id: v for v in cl.verdicts()}
 
 
-def test_every_claim_gets_one_of_three_verdicts():
+def test_every_claim_gets_one_of_four_verdicts():
     vs = cl.verdicts()
-    assert len(vs) == len(cl.load_claims()) >= 5
+    assert cl.VERDICTS == ("supported", "not supported", "cannot tell", "out of scope")
+    assert len(vs) == len(cl.load_claims()) >= 25
     for v in vs:
-        assert v.verdict in {"supported", "not supported", "cannot tell"}
+        assert v.verdict in cl.VERDICTS
         assert v.reason and v.model_says
-        assert all(math.isfinite(x) for x in v.numbers.values())
+        assert all(isinstance(x, float) and math.isfinite(x) for x in v.numbers.values()), v.claim.id
+
+
+def test_every_article_has_at_least_six_claims_and_evidence_resolves():
+    from accelbook.specs.bibliography import ARTICLES
+    from accelbook.specs.loader import load_sources
+
+    counts = cl.tally()
+    assert set(counts) == {a for a, _, _ in ARTICLES}
+    assert all(sum(row.values()) >= 6 for row in counts.values()), counts
+    sources = load_sources()
+    for c in cl.load_claims():
+        assert all(s in sources for s in c.evidence), c.id
 
 
 def test_h100_v5p_throughput_not_supported():
@@ -233,3 +246,204 @@ def test_claims_html_escapes_dollars_and_markup():
     assert out.count('class="accelbook-claim"') == len(cl.verdicts())
     assert "$12-15" in out and "<script" not in out
     assert "Verdict: not supported." in out and "Verdict: supported." in out
+
+
+# -- the ledger's generic checks, each with a hand-worked value and a param that flips its verdict ---------
+from accelbook.economics import claim_checks as cc  # noqa: E402
+from accelbook.economics import claim_scenarios as cs  # noqa: E402
+
+MIGRATION = dict(usd_per_m_tokens_old=2.0, usd_per_m_tokens_new=1.2, volume_m_tokens_per_month=16384,
+                 growth_per_month=0.05, engineer_months=12, churn_per_month=0.05, horizon_months=36)
+
+
+def test_system_totals_is_a_consistency_check_when_the_sources_coincide():
+    # 256 x 500 MB = 128 GB; 256 x 150 TB/s = 38.4 PB/s, 4 % under 40: both within 5 %
+    claimed = {"sram_bytes": 128e9, "sram_bw": 40e15}
+    _, verdict, reason, nums = cc.system_totals("groq-lp30", 256, claimed, rack="groq-lpx")
+    assert nums["total_sram_bytes"] == pytest.approx(256 * 500e6)
+    assert nums["total_sram_bw"] == pytest.approx(256 * 150e12)
+    assert verdict == "cannot tell" and "consistency" in reason.lower()
+    # without the rack entry the per-chip figures (secondary reports) count as independent
+    assert cc.system_totals("groq-lp30", 256, claimed)[1] == "supported"
+    # a total the chips do not reach: 256 x 500 MB is 36 % short of 200 GB
+    assert cc.system_totals("groq-lp30", 256, {"sram_bytes": 200e9}, rack="groq-lpx")[1] == "not supported"
+
+
+def test_system_totals_tpu8t_superpod():
+    # 9,600 x 216 GB = 2.0736 PB (3.7 % over "about 2 PB"); 9,600 x 12.6 PF = 120.96 EF
+    _, verdict, _, nums = cc.system_totals("tpu-8t", 9600, {"hbm_bytes": 2e15, "peak_fp4": 121e18},
+                                           rel_tol=0.1, check_n=True)
+    assert verdict == "supported"
+    assert nums["total_hbm_bytes"] == pytest.approx(2.0736e15) and nums["total_peak_fp4"] == pytest.approx(1.2096e20)
+    assert cc.system_totals("tpu-8t", 9600, {"hbm_bytes": 2e15}, rel_tol=0.02)[1] == "not supported"
+    assert cc.system_totals("tpu-8t", 9000, {"hbm_bytes": 1.944e15}, check_n=True)[1] == "not supported"
+
+
+def test_ratio_within():
+    a, b = {"chip": "h100", "quantity": "peak_bf16"}, {"chip": "tpu-v5p", "quantity": "peak_bf16"}
+    says, verdict, _, nums = cc.ratio_within(a, b, 1.0, 1.3)
+    assert nums["ratio"] == pytest.approx(989.4 / 459) and verdict == "not supported"   # 2.156
+    assert cc.ratio_within(a, b, 1.0, 3.0)[1] == "supported"
+    # 72 x 288 GB / 128 GB = 162
+    rack = cc.ratio_within({"chip": "rubin", "quantity": "hbm_bytes", "n": 72},
+                           {"chip": "groq-lpx", "quantity": "sram_bytes"}, 10.0)
+    assert rack[3]["ratio"] == pytest.approx(72 * 288 / 128) and rack[1] == "supported"
+    # TPU 8i over 8t, HBM bandwidth per FP4 FLOP: (8601 / 10.1) / (6528 / 12.6) = 851.6 / 518.1 = 1.644
+    per = cc.ratio_within({"chip": "tpu-8i", "quantity": "hbm_bw", "per": "peak_fp4"},
+                          {"chip": "tpu-8t", "quantity": "hbm_bw", "per": "peak_fp4"}, 1.0)
+    assert per[3]["ratio"] == pytest.approx((8601 / 10.1) / (6528 / 12.6)) and per[1] == "supported"
+    # a derived figure (LP30's FP8 = 315 PF / 256) lands in range but cannot support: 1.23 / 1.9789 = 0.62
+    derived = cc.ratio_within({"chip": "groq-lp30", "quantity": "peak_fp8"}, {"chip": "h100", "quantity": "peak_fp8"}, 0.5)
+    assert derived[3]["ratio"] == pytest.approx(1.23 / 1.9789) and derived[1] == "cannot tell"
+    with pytest.raises(ValueError, match="quantity"):
+        cc.quantity("h100", "vibes")
+
+
+def test_torus_diameter_by_hand():
+    # 1,024 chips: 8x8x16 gives 4 + 4 + 8 = 16 (4x16x16 gives 2 + 8 + 8 = 18); 512: 8x8x8 gives 12
+    says, verdict, _, nums = cc.torus_diameter(1024, 16)
+    assert verdict == "supported" and nums["diameter"] == 16 and "8x8x16" in says
+    assert cc.torus_diameter(512, 16)[1] == "not supported" and cc.torus_diameter(512, 12)[3]["diameter"] == 12
+
+
+def test_reconstructed_diameter_never_supports():
+    _, verdict, reason, nums = cc.reconstructed_diameter(7)
+    assert verdict == "cannot tell" and nums["chips"] == 36 * 8 * 4 and "plausible" in reason
+    _, verdict, reason, _ = cc.reconstructed_diameter(int(nums["diameter"]) - 1)
+    assert verdict == "cannot tell" and "more than" in reason
+
+
+def test_weak_scaling_threshold():
+    _, verdict, _, nums = cc.weak_scaling([4, 8, 16], min_pace=0.9)
+    assert verdict == "supported" and 0.9 <= nums["pace_big"] <= 1.0 and nums["pace_small"] < 0.5
+    assert cc.weak_scaling([4, 8, 16], min_pace=nums["pace_big"] + 0.01)[1] == "not supported"
+
+
+def test_chips_to_hold_by_hand():
+    # CS-3, 44 GB: 8.03e9 x 2 B = 16.1 GB -> 1 wafer; 70.55e9 x 2 = 141 GB -> ceil(3.21) = 4; 405.9e9 x 2 -> ceil(18.45) = 19
+    _, verdict, _, nums = cc.chips_to_hold("cerebras-cs3", ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b"],
+                                           "bf16", 1, True)
+    assert (nums["chips_llama-3.1-8b"], nums["chips_llama-3.1-70b"], nums["chips_llama-3.1-405b"]) == (1, 4, 19)
+    assert verdict == "not supported"
+    assert cc.chips_to_hold("cerebras-cs3", ["llama-3.1-8b"], "bf16", 1, True)[1] == "supported"
+    # LP30, 500 MB: 70.55e9 / 5e8 -> 142 chips, fits a 256-chip rack; Kimi K2 1.026e12 / 5e8 -> 2,053, does not
+    lpx = cc.chips_to_hold("groq-lp30", ["llama-3.1-70b", "kimi-k2"], "fp8", 256, False)
+    assert lpx[3]["chips_llama-3.1-70b"] == 142 and lpx[3]["chips_kimi-k2"] == 2053 and lpx[1] == "supported"
+    assert cc.chips_to_hold("groq-lp30", ["llama-3.1-70b"], "fp8", 256, False)[1] == "not supported"
+
+
+def test_lpu_waiting_share():
+    from accelbook import inference as inf
+
+    b = inf.estimate("llama-2-70b", "groq-lpu-v1", 320, 1, 1024, 256, "fp8", tp=4, pp=80).breakdown
+    share = b["decode_comm_s"] / (b["decode_memory_s"] + b["decode_compute_s"] + b["decode_comm_s"])
+    _, verdict, _, nums = cc.lpu_waiting("llama-2-70b", "groq-lpu-v1", 320, 4, 80, "fp8")
+    assert nums["comm_share"] == pytest.approx(share) and share > 0.5 and verdict == "not supported"
+    assert cc.lpu_waiting("llama-2-70b", "groq-lpu-v1", 320, 4, 80, "fp8", max_comm_share=0.99)[1] == "supported"
+
+
+def test_sram_chip_speed_and_frontier_sides():
+    # 16-bit peaks: LPU v1 188 TFLOP/s fp16 against H200 989.4 bf16 = 0.190
+    _, verdict, _, nums = cc.sram_chip_speed("llama-2-70b", "h200", 8, "groq-lpu-v1", 640)
+    assert nums["peak_ratio"] == pytest.approx(188 / 989.4) and verdict == "supported"
+    assert cc.sram_chip_speed("llama-2-70b", "h200", 8, "groq-lpu-v1", 640, clearly=nums["per_user_ratio"] + 0.1)[1] \
+        == "not supported"
+    assert cc.frontier_sides("llama-2-70b", "h200", 8, "groq-lpu-v1", 640)[1] == "supported"
+    assert cc.frontier_sides("llama-2-70b", "groq-lpu-v1", 640, "h200", 8)[1] == "not supported"
+
+
+def test_decode_vs_batch_and_same_peak():
+    _, verdict, _, nums = cc.decode_vs_batch("llama-3.1-70b", "h100", 8, [1, 256])
+    assert verdict == "supported" and nums["small_memory_bound"] == 1.0 and nums["gain"] >= 10
+    assert cc.decode_vs_batch("llama-3.1-70b", "h100", 8, [1, 2])[1] == "not supported"
+    # H100 and H200: 989.4 TFLOP/s bf16 each (ratio 1); B200 2,250 against H100's 989.4 = 2.27
+    _, verdict, _, nums = cc.same_peak_other_tokens("llama-3.1-70b", "h100", "h200", 8, 0.02)
+    assert nums["peak_ratio"] == pytest.approx(1.0) and nums["tokens_ratio"] > 1.1 and verdict == "supported"
+    other = cc.same_peak_other_tokens("llama-3.1-70b", "h100", "b200", 8, 0.02)
+    assert other[3]["peak_ratio"] == pytest.approx(2250 / 989.4) and other[1] == "not supported"
+
+
+def test_out_of_scope_and_vendor_factor():
+    assert cs.out_of_scope("history")[1] == "out of scope"
+    with pytest.raises(ValueError, match="kind"):
+        cs.out_of_scope("vibes")
+    # AWS: up to 50 % better performance per watt = 1.5x, not 4x
+    v = cs.vendor_factor("inferentia2", 4.0, 1.5, "performance per watt")
+    assert v[1] == "not supported" and "no TDP" in v[0]
+    assert cs.vendor_factor("inferentia2", 4.0, 4.0, "performance per watt")[1] == "supported"
+
+
+def test_published_stacks_and_split_chips():
+    # 216 GB / 36 GB = 6 stacks (8t), 288 / 36 = 8 (8i)
+    _, verdict, _, nums = cs.published_stacks(6, 8)
+    assert verdict == "supported" and (nums["stacks_8t"], nums["stacks_8i"]) == (6, 8)
+    assert cs.published_stacks(4, 8)[1] == "not supported"
+    _, verdict, _, nums = cs.split_chips(0.05)
+    assert verdict == "supported" and max(nums.values()) >= 0.05
+    assert cs.split_chips(max(nums.values()) + 0.01)[1] == "not supported"
+
+
+def test_moe_spread_by_hand():
+    # 8 chips of 32 experts, top-8 of 256: a chip is missed with C(224,8)/C(256,8) = 0.338, so a token reaches
+    # 8 x 0.662 = 5.29 chips, 7/8 of them remote: 4.63 copies; 256 chips of one expert: 8 x 255/256 = 7.97
+    _, verdict, _, nums = cs.moe_spread([8, 64, 256], 256, 8)
+    assert nums["copies_8"] == pytest.approx(8 * (1 - math.comb(224, 8) / math.comb(256, 8)) * 7 / 8)
+    assert nums["copies_256"] == pytest.approx(8 * 255 / 256) and verdict == "supported"
+    assert cs.moe_spread([256, 64, 8], 256, 8)[1] == "not supported"
+
+
+def test_low_diameter_decode_and_cae():
+    _, verdict, _, nums = cs.low_diameter_decode(1, 512)
+    assert verdict == "supported" and nums["gain_small"] > 1 > nums["gain_large"]
+    assert cs.low_diameter_decode(512, 1)[1] == "not supported"
+    _, verdict, _, nums = cs.cae_gain(1)
+    assert verdict == "cannot tell" and nums["gain"] > 1
+
+
+def test_fleet_and_migration_checks():
+    assert cs.fleet_placement({"pre-training": "TPU", "batch inference": "GPU"})[1] == "supported"
+    assert cs.fleet_placement({"pre-training": "GPU"})[1] == "not supported"
+    assert cs.fleet_placement({"pre-training": "TPU"}, min_saving=0.99)[1] == "not supported"
+    # port = 12 x 25,000 + 100,000 + 50,000 = USD 450,000
+    says, verdict, _, nums = cs.migration_sensitivity(MIGRATION, "volume_m_tokens_per_month", 16384, 2000)
+    assert "450,000" in says and verdict == "supported" and nums["payback_bad"] == -1.0
+    assert cs.migration_sensitivity(MIGRATION, "volume_m_tokens_per_month", 2000, 16384)[1] == "not supported"
+
+
+def test_cost_reduction_by_hand():
+    # FLOP per USD: H100 989.4/10.8 = 91.61, v5p 459/4.20 = 109.29 -> 16.2 % lower at equal MFU,
+    # 1 - 91.61 x 0.52 / (109.29 x 0.58) = 24.8 % lower at the article's MFUs; never "supported" on list prices
+    _, verdict, reason, nums = cs.cost_reduction("tpu-v5p", "h100", 0.5, 0.58, 0.52)
+    assert nums["reduction_equal_mfu"] == pytest.approx(1 - (989.4 / 10.8) / (459 / 4.20))
+    assert nums["reduction_at_mfu"] == pytest.approx(1 - (989.4 / 10.8 * 0.52) / (459 / 4.20 * 0.58))
+    assert verdict == "cannot tell" and "short of" in reason
+    assert "reach" in cs.cost_reduction("tpu-v5p", "h100", 0.2, 0.58, 0.52)[2]
+
+
+def test_serving_cost_and_mfu_gap():
+    _, verdict, _, nums = cs.serving_cost("llama-3.1-70b", "tpu-v6e", ["h100", "h200"])
+    assert verdict == "supported" and nums["usd_tpu-v6e"] < nums["usd_h200"] < nums["usd_h100"]
+    assert cs.serving_cost("llama-3.1-70b", "h100", ["tpu-v6e"])[1] == "not supported"
+    assert cs.mfu_gap("tpu-v5p", "h100")[1] == "cannot tell"
+
+
+def test_lpx_rack_claim_is_not_supported_on_its_own_figures():
+    v = _verdicts()["a3-lpx-rack"]
+    assert v.verdict == "cannot tell" and "same report" in v.reason
+
+
+def test_claims_html_filters():
+    first = ("h100-v5p-throughput", "h100-v5p-price", "v5p-price-performance", "v6e-4x-price-performance", "v5p-760gb")
+    assert cl.claims_html(ids=first).count('class="accelbook-claim"') == 5
+    n1 = sum(cl.tally()["article-1"].values())
+    assert cl.claims_html(article="article-1").count('class="accelbook-claim"') == n1
+    with pytest.raises(KeyError, match="nope"):
+        cl.claims_html(ids=("nope",))
+
+
+def test_claims_page_has_every_claim_anchor_and_section():
+    page = cl.render_claims_page()
+    for c in cl.load_claims():
+        assert f'<a id="{c.id}"></a>' in page
+    for a in ("article-1", "article-2", "article-3"):
+        assert f'<a id="{a}-claims"></a>' in page and f"(bibliography.md#{a})" in page

@@ -15,7 +15,7 @@ What it does, in order:
 3. Writes one page per notebook with nbconvert's ``lab`` page (``tools/book_template/book``) with
    nothing fetched from the network: MathJax 3 (SVG output, one file, from the ``django-static-mathjax``
    package) is copied into ``_static/``; require.js, the widget manager and Mermaid are left out.
-4. Renders ``docs/glossary.md``, ``docs/bibliography.md`` and any other Markdown file a notebook
+4. Renders ``docs/glossary.md``, ``docs/bibliography.md``, ``docs/claims.md`` and any other Markdown file a notebook
    links to as pages, rewrites links (``../docs/bibliography.md#id`` -> ``bibliography.html#id``,
    ``NN_name.ipynb`` -> ``NN_name.html``), writes ``index.html`` (the contents) and checks that every
    link inside the book reaches an existing page and anchor.
@@ -44,7 +44,7 @@ NOTEBOOKS = ROOT / "notebooks"
 TEMPLATE_DIR = Path(__file__).resolve().parent / "book_template"
 STATIC_CSS = TEMPLATE_DIR / "book.css"
 #: Markdown pages always in the book (more are added when a notebook links to them)
-DOC_PAGES = [ROOT / "docs" / "glossary.md", ROOT / "docs" / "bibliography.md"]
+DOC_PAGES = [ROOT / "docs" / "glossary.md", ROOT / "docs" / "bibliography.md", ROOT / "docs" / "claims.md"]
 HOOK = "from accelbook.ui import book\nbook.enable()"
 CELL_TIMEOUT_S = 600
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"

@@ -5,16 +5,24 @@ and a verdict with its reason:
 
 - **supported**: the catalogue and the model reproduce the claim;
 - **not supported**: they contradict it (the reason says by how much and why);
-- **cannot tell**: the answer hinges on something nobody has measured (the reason says what).
+- **cannot tell**: the answer hinges on something nobody has measured (the reason says what), or the
+  only figures at hand come from the same report as the claim, so that agreeing with them shows
+  consistency, not support;
+- **out of scope**: the claim is about history, business or software, which no model here tests.
 
 Verdicts are computed from the catalogue, so they follow the data: change a price in
-``data/chips.toml`` and the verdict can change.
+``data/chips.toml`` and the verdict can change. Besides this module's own checks, the ledger uses
+those of :mod:`.claim_checks` (catalogue and hardware models) and :mod:`.claim_scenarios` (MoE,
+chip design, fleets, migrations, prices, out of scope). ``python -m accelbook.economics.claims``
+writes ``docs/claims.md`` (:func:`render_claims_page`).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -24,9 +32,10 @@ import pandas as pd
 from accelbook.specs.chips import get_chip
 from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, lookup_source, read_table_file
 
+from . import claim_checks, claim_scenarios
 from .cost import implied_params, peak_flop_per_usd
 
-VERDICTS = ("supported", "not supported", "cannot tell")
+VERDICTS = ("supported", "not supported", "cannot tell", "out of scope")
 
 
 @dataclass(frozen=True)
@@ -169,6 +178,17 @@ def memory_per_group(chip_a, claimed_a_gb, chip_b, n_b, claimed_b):
         "a_gb": a_gb, "b_gib": b_gib, "b_gb": b_gb}
 
 
+for _fn in (claim_checks.system_totals, claim_checks.ratio_within, claim_checks.torus_diameter,
+            claim_checks.reconstructed_diameter, claim_checks.weak_scaling, claim_checks.chips_to_hold,
+            claim_checks.lpu_waiting, claim_checks.sram_chip_speed, claim_checks.frontier_sides,
+            claim_checks.decode_vs_batch, claim_checks.same_peak_other_tokens, claim_scenarios.out_of_scope,
+            claim_scenarios.vendor_factor, claim_scenarios.published_stacks, claim_scenarios.moe_spread,
+            claim_scenarios.low_diameter_decode, claim_scenarios.cae_gain, claim_scenarios.split_chips,
+            claim_scenarios.fleet_placement, claim_scenarios.migration_sensitivity, claim_scenarios.cost_reduction,
+            claim_scenarios.mfu_gap, claim_scenarios.serving_cost):
+    _check(_fn)
+
+
 def load_claims(path: Path | str | None = None) -> tuple[Claim, ...]:
     """Read a claims TOML file (default ``data/claims.toml``): each ``[id]`` names a check of this
     module, its ``params`` and the ``evidence`` (ids in ``data/sources.toml``)."""
@@ -213,18 +233,29 @@ def claims_table() -> pd.DataFrame:
     } for v in verdicts()])
 
 
-VERDICT_COLOURS = {"supported": "#2e7d32", "not supported": "#b00020", "cannot tell": "#b26a00"}
+VERDICT_COLOURS = {"supported": "#2e7d32", "not supported": "#b00020", "cannot tell": "#b26a00",
+                   "out of scope": "#546e7a"}
 
 
-def claims_html(vs: tuple[Verdict, ...] | None = None) -> str:
+def claims_html(vs: tuple[Verdict, ...] | None = None, article: str | None = None,
+                ids: tuple[str, ...] | None = None) -> str:
     """The claims as HTML cards: claim, origin, what was published, what the model says, verdict.
+    ``article`` (``"article-1"`` ...) or ``ids`` keep only those claims.
 
     HTML rather than Markdown so that dollar signs in the claims are not read as LaTeX.
     """
     import html
 
     cards = []
-    for v in verdicts() if vs is None else vs:
+    vs = verdicts() if vs is None else vs
+    if article is not None:
+        vs = tuple(v for v in vs if article_of(v.claim) == article)
+    if ids is not None:
+        missing = set(ids) - {v.claim.id for v in vs}
+        if missing:
+            raise KeyError(f"no claim {sorted(missing)} in data/claims.toml")
+        vs = tuple(v for v in vs if v.claim.id in ids)
+    for v in vs:
         colour = VERDICT_COLOURS[v.verdict]
         cards.append(
             f'<div class="accelbook-claim" style="border-left:5px solid {colour};padding:4px 12px;margin:10px 0">'
@@ -233,3 +264,79 @@ def claims_html(vs: tuple[Verdict, ...] | None = None) -> str:
             f"<p><i>Model:</i> {html.escape(v.model_says)}</p>"
             f'<p><b style="color:{colour}">Verdict: {v.verdict}.</b> {html.escape(v.reason)}</p></div>')
     return "\n".join(cards)
+
+
+CLAIMS_PAGE_PATH = DATA_DIR.parent / "docs" / "claims.md"
+_ARTICLE = re.compile(r"docs/bibliography\.md#(article-\d)")
+
+
+def _md(text: str) -> str:
+    """Escape what Markdown (and JupyterLab's maths) would read as markup, as the bibliography does."""
+    for ch in "\\`*_[]<>|$":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def article_of(claim: Claim) -> str:
+    """The anchor (``article-1`` ...) of the article a claim comes from, read from its origin."""
+    m = _ARTICLE.search(claim.origin)
+    if not m:
+        raise ValueError(f"claim {claim.id!r} names no article anchor in its origin")
+    return m.group(1)
+
+
+def tally(vs: tuple[Verdict, ...] | None = None) -> dict[str, dict[str, int]]:
+    """How many claims of each article got each verdict: article anchor -> verdict -> count."""
+    out: dict[str, dict[str, int]] = {}
+    for v in verdicts() if vs is None else vs:
+        row = out.setdefault(article_of(v.claim), dict.fromkeys(VERDICTS, 0))
+        row[v.verdict] += 1
+    return out
+
+
+def render_claims_page(vs: tuple[Verdict, ...] | None = None) -> str:
+    """``docs/claims.md``: one section per article, each claim under its anchor with what the model
+    computes, the verdict and its reason, and the published evidence linked into the bibliography."""
+    from accelbook.specs.bibliography import ARTICLES
+
+    vs = verdicts() if vs is None else vs
+    sources = load_sources()
+    counts = tally(vs)
+    lines = ["# The articles' claims, checked", "",
+             "Generated from `data/claims.toml` by `python -m accelbook.economics.claims` (`make claims`); do not edit. "
+             "Each claim is restated in our words with the article's own numbers. The verdict and its reason are "
+             "computed now, by the check function the ledger names, from the catalogue (`data/*.toml`) and the "
+             "workbook's models: **supported**, **not supported**, **cannot tell** (nothing measured decides it, or "
+             "the only figures come from the same report as the claim) or **out of scope** (history, business or "
+             "software, which no model here tests).", "",
+             "| article | " + " | ".join(VERDICTS) + " | claims |", "|---|" + "---:|" * (len(VERDICTS) + 1)]
+    for anchor, title, _ in ARTICLES:
+        row = counts.get(anchor, dict.fromkeys(VERDICTS, 0))
+        lines.append(f"| [{_md(title)}](#{anchor}-claims) | " + " | ".join(str(row[k]) for k in VERDICTS)
+                     + f" | {sum(row.values())} |")
+    lines.append("")
+    for anchor, title, _ in ARTICLES:
+        lines += [f'<a id="{anchor}-claims"></a>', "", f"## {_md(title)}", "",
+                  f"What the article is: [the bibliography](bibliography.md#{anchor}).", ""]
+        for v in (v for v in vs if article_of(v.claim) == anchor):
+            c = v.claim
+            origin = _md(c.origin).replace(f"docs/bibliography.md#{anchor}", f"[{anchor}](bibliography.md#{anchor})")
+            ev = ", ".join(f"[{_md(sources[s].title)}](bibliography.md#{s})" for s in c.evidence) or "none"
+            lines += [f'<a id="{c.id}"></a>', "", f"### {c.id}", "",
+                      f"**Claim.** {_md(c.claim)}", "", f"*Where:* {origin}", "",
+                      f"**Model** (`{c.check}`). {_md(v.model_says)}", "",
+                      f"**Verdict: {v.verdict}.** {_md(v.reason)}", "",
+                      f"**Published.** {_md(c.published)}", "", f"*Evidence:* {ev}", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_claims_page(path: Path | str | None = None) -> Path:
+    """Write :func:`render_claims_page` to ``path`` (default ``docs/claims.md``); returns the path."""
+    path = Path(path) if path is not None else CLAIMS_PAGE_PATH
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_claims_page(), encoding="utf-8")
+    return path
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_claims_page(sys.argv[1] if len(sys.argv) > 1 else None)}")
