@@ -16,7 +16,7 @@ PENDING = {
     "00_start_here.ipynb", "01_gpu_vs_tpu.ipynb", "02_inside_the_chip.ipynb", "03_interconnects.ipynb",
     "04_distributed_training.ipynb", "05_moe_all_to_all.ipynb", "06_inference_prefill_decode.ipynb",
     "07_inference_asics.ipynb",
-    "11_design_spaces_at_scale.ipynb", "12_capstone.ipynb",
+    "12_capstone.ipynb",
     "README.md", "instructor/README.md", "assignments.md", "capstone.md",
     "discussion.md", "misconceptions.md", "glossary.md",
 }
