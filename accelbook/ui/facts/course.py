@@ -806,3 +806,11 @@ def cap_chat_idle_ttft_s() -> str:
     chat = inference.max_throughput("llama-3.1-70b", "h200", 8, 1024, 256, "fp8", tpot_target_s=0.05,
                                     ttft_target_s=1.0)
     return f"{chat.ttft_s:.1f}"
+
+
+@fact("course.ndr_port_gbit_s")
+def ndr_port_gbit_s() -> str:
+    """An NDR InfiniBand port's rate each way, Gb/s (the fabric catalogue records bytes/s)."""
+    from accelbook.specs.fabrics import get_fabric
+
+    return _num(get_fabric("ndr-infiniband")["link_bw_bytes_per_s"] * 8 / 1e9)
