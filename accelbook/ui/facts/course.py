@@ -814,3 +814,47 @@ def ndr_port_gbit_s() -> str:
     from accelbook.specs.fabrics import get_fabric
 
     return _num(get_fabric("ndr-infiniband")["link_bw_bytes_per_s"] * 8 / 1e9)
+
+
+@fact("course.moe_uniform_mean_load")
+def moe_uniform_mean_load() -> str:
+    """Tokens per expert on average: 4,096 tokens, 256 experts, top-8 (notebook 05)."""
+    from accelbook import moe
+
+    return _num(moe.expected_load_stats(4096, 256, 8)["mean"])
+
+
+@fact("course.moe_uniform_imbalance")
+def moe_uniform_imbalance() -> str:
+    """The busiest expert's load over the mean under uniform routing (notebook 05's first simulation)."""
+    from accelbook import moe
+
+    return f"{moe.simulate_routing(4096, 256, 8, n_batches=40, seed=0).imbalance.mean():.2f}"
+
+
+def _moe_dropped(bias_rate: float) -> float:
+    from accelbook import moe
+
+    rr = moe.simulate_routing(4096, 256, 8, skew=0.5, capacity_factor=1.25, n_batches=30, bias_rate=bias_rate, seed=2)
+    return float(rr.dropped_fraction[-10:].mean())
+
+
+@fact("course.moe_dropped_pct")
+def moe_dropped_pct() -> str:
+    """Assignments dropped at skew 0.5 and capacity factor 1.25, last 10 of 30 batches (notebook 05), %."""
+    return _pct(_moe_dropped(0.0))
+
+
+@fact("course.moe_dropped_bias_pct")
+def moe_dropped_bias_pct() -> str:
+    """The same with bias balancing at γ = 0.05, %."""
+    return _pct(_moe_dropped(0.05), 1)
+
+
+@fact("course.moe_nodes_per_token")
+def moe_nodes_per_token() -> str:
+    """Nodes a token's 8 experts reach on 8 nodes of 32 experts, without a node limit (notebook 05)."""
+    from accelbook import moe
+
+    free = moe.simulate_routing(4096, 256, 8, n_batches=5, n_groups=8, seed=3)
+    return f"{free.mean_groups_per_token.mean():.2f}"
