@@ -398,3 +398,18 @@ def bench_moe_goal_ms() -> str:
 @fact("course.bench_serving_goal_s")
 def bench_serving_goal_s() -> str:
     return _g(_bench_constant("bench_serving", "GOAL_S"))
+
+
+@fact("course.n_chips")
+def n_chips() -> str:
+    """How many accelerators ``data/chips.toml`` holds."""
+    import accelbook as ab
+
+    return str(len(ab.chips()))
+
+
+@fact("course.n_models")
+def n_models() -> str:
+    import accelbook as ab
+
+    return str(len(ab.models()))
