@@ -14,13 +14,7 @@ TARGETS = prose.targets()
 # the set shrinks as they are done and a finished file cannot slip back.
 PENDING = {
     "00_start_here.ipynb",
-    "README.md",
-    "instructor/README.md",
-    "assignments.md",
-    "capstone.md",
-    "discussion.md",
     "misconceptions.md",
-    "glossary.md",
 }
 
 
@@ -77,6 +71,7 @@ def test_render_replaces_only_the_marked_text():
     ("in 2024, 8 H100s, Llama 3.1 70B, notebook 06, step 3", []),
     ("`t = 15 µs` in code and $0.82 \\times 450 = 369$ GB/s in math", ["369 GB/s"]),
     ("a 4×4×64 torus of 8 × H100", []),
+    ("the README's form: 370 GB/s ([s](docs/bibliography.md#nccl-tests-issue-212))", []),
     ("| 6.6 µs | x |\n|---|---|\n| 1.9 µs ([s](../docs/bibliography.md#nccl-tests-issue-212)) |", ["6.6 µs"]),
 ])
 def test_audit_finds_typed_figures(text, loose):
