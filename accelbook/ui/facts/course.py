@@ -413,3 +413,17 @@ def n_models() -> str:
     import accelbook as ab
 
     return str(len(ab.models()))
+
+
+@fact("course.claims_total")
+def claims_total() -> str:
+    from accelbook.economics.claims import load_claims
+
+    return f"{len(load_claims())}"
+
+
+@fact("course.claims_article1")
+def claims_article1() -> str:
+    from accelbook.economics.claims import article_of, load_claims
+
+    return f"{sum(article_of(c) == 'article-1' for c in load_claims())}"

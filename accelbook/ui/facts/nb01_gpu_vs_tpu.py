@@ -6,7 +6,7 @@ import functools
 
 from accelbook.chip.roofline import layer_roofline, time_bounds
 from accelbook.economics import training_tokens_per_s, usd_per_token
-from accelbook.economics.claims import load_claims
+from accelbook.economics.claims import article_of, load_claims
 from accelbook.specs.chips import get_chip
 from accelbook.specs.models import get_model
 from accelbook.training import counted_flops_per_token, published_goodput
@@ -334,3 +334,13 @@ def break_even_fraction() -> str:
 @fact("nb01.break_even_discount_pct")
 def break_even_discount_pct() -> str:
     return f"{(1 - EXERCISES['whatif-h100-price-match'].expected()) * 100:.0f}"
+
+
+@fact("nb01.claims_total")
+def claims_total() -> str:
+    return f"{len(load_claims())}"
+
+
+@fact("nb01.claims_article1")
+def claims_article1() -> str:
+    return f"{sum(article_of(c) == 'article-1' for c in load_claims())}"

@@ -415,3 +415,9 @@ def spec_worked_tokens() -> str:
 @fact("nb07.int8_bytes")
 def int8_bytes() -> str:
     return f"{bytes_per_element('int8'):.0f}"
+
+
+@fact("nb07.front_chip_ratio")
+def front_chip_ratio() -> str:
+    chip = _front()[0]
+    return f"{chip['8 × H200'] / chip['640 × Groq LPU v1']:.0f}"
