@@ -13,7 +13,7 @@ import re
 import pytest
 
 import accelbook as ab
-from accelbook.specs.chips import all_chips
+from accelbook.specs.chips import all_chips, load_chips
 from accelbook.specs.loader import DIRECTIONS, SOURCE_KINDS, STATUSES, UNITS, CatalogueError
 
 DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
@@ -104,11 +104,13 @@ def test_every_chip_has_a_memory_bandwidth(chip):
 
 
 def test_h100_numbers_match_the_nvidia_datasheet():
-    # NVIDIA H100 SXM5 datasheet: 1,979 TFLOP/s bf16 "with sparsity" -> 989.4 dense; 3.35 TB/s HBM3; 80 GB
+    # NVIDIA H100 SXM5 datasheet: 1,979 TFLOP/s bf16 "with sparsity" -> 989.4 dense; 3.35 TB/s HBM3; "80GB",
+    # which nvidia-smi shows as 81,559 MiB (NVIDIA/nccl#1264): binary, not 80e9 bytes (issue 28)
     h100 = ab.get_chip("h100")
     assert h100.peak_dense_flop_s["bf16"] == pytest.approx(989.4e12, rel=1e-12)
     assert h100.hbm_bw_bytes_per_s == pytest.approx(3.35e12, rel=1e-12)
-    assert h100.hbm_bytes == pytest.approx(80e9, rel=1e-12)  # GB = 1e9 bytes
+    assert h100.hbm_bytes == 81559 * 2**20 and h100.hbm_bytes > 85e9
+    assert 80e9 in [v for v, _, _ in h100.provenance["hbm_bytes"].alternatives]  # the printed figure, kept
     assert h100.provenance["hbm_bw_bytes_per_s"].source.id == "nvidia-h100-datasheet"
     assert h100.provenance["hbm_bw_bytes_per_s"].kind == "primary"
 
@@ -401,3 +403,50 @@ def test_model_flags_must_be_booleans(tmp_path):
                name="flag_models.toml")
     with pytest.raises(CatalogueError, match=r"flag_models\.toml.*tiny.*tied_embeddings"):
         ab.load_models(p)
+
+
+# Device-reported totals (nvidia-smi / rocm-smi) of data/chips.toml, bytes; sources in data/sources.toml
+_DEVICE_TOTALS = {
+    "h100": 81559 * 2**20,      # nccl-issue-1264, modal-client-pr-2797
+    "h800": 81559 * 2**20,      # the H100's (same HBM3); no H800 report
+    "a100": 81920 * 2**20,      # modal-client-pr-2797
+    "h200": 143771 * 2**20,     # cuda-samples-issue-311
+    "b200": 183359 * 2**20,     # trtllm-issue-10278
+    "mi300x": 206141652992,     # rocm-issue-4750
+    "l40s": 46068 * 2**20,      # modal-client-pr-2797
+}
+
+
+@pytest.mark.parametrize("cid", sorted(_DEVICE_TOTALS))
+def test_gpu_capacity_is_what_the_device_reports(cid):
+    c = ab.get_chip(cid)
+    assert c.hbm_bytes == _DEVICE_TOTALS[cid]
+    alts = [v for v, _, _ in c.provenance["hbm_bytes"].alternatives]
+    # the decimal reading of the printed figure is kept, and falls 6-7 % short (0.6 % for the L40S's GDDR6)
+    printed = min(alts)
+    assert printed < c.hbm_bytes and printed % 1e9 == 0
+
+
+@pytest.mark.parametrize("chip", [c for c in all_chips() if c.kind == "gpu" and not c.what_if], ids=lambda c: c.id)
+def test_no_gpu_capacity_is_a_decimal_reading(chip):
+    # GPU memory is binary: a GPU's capacity is a driver's total in MiB or a figure in GiB, never the printed
+    # number x 1e9 bytes (the reading issue 28 found 6-7 % short)
+    assert chip.hbm_bytes % 1e9 != 0, f"{chip.id}: {chip.hbm_bytes:.0f} bytes looks like a decimal 'GB' reading"
+
+
+def test_an_alternative_may_carry_its_own_unit(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('''[x]
+name = "X"
+vendor = "V"
+kind = "gpu"
+status = "shipping"
+hbm_mib = { value = 1024, src = "what-if-template", alt = [{ value = 1, unit = "gb", src = "what-if-template" }, { value = 1, src = "what-if-template" }] }
+hbm_bw_tb_s = { value = 1, src = "what-if-template" }
+''')
+    (c,) = load_chips(f)
+    assert c.hbm_bytes == 2**30
+    assert sorted(v for v, _, _ in c.provenance["hbm_bytes"].alternatives) == [2**20, 1e9]
+    f.write_text(f.read_text().replace('unit = "gb"', 'unit = "w"'))
+    with pytest.raises(CatalogueError, match=r"alt\[0\]\.unit"):
+        load_chips(f)

@@ -165,12 +165,14 @@ def test_h100_v5p_throughput_not_supported():
 
 
 def test_v5p_760gb_supported():
-    # 8 x 95 GiB = 760 GiB (= 816.0 GB); H100 80 GB
+    # 8 x 95 GiB = 760 GiB (= 816.0 GB); H100 "80 GB" = 81,559 MiB in nvidia-smi = 79.6 GiB (85.5 GB): both binary
     v = _verdicts()["v5p-760gb"]
     assert v.verdict == "supported"
     assert v.numbers["b_gib"] == pytest.approx(760)
     assert v.numbers["b_gb"] == pytest.approx(8 * 95 * 2**30 / 1e9)  # 816.04
-    assert v.numbers["a_gb"] == pytest.approx(80)
+    assert v.numbers["a_gib"] == pytest.approx(81559 / 1024)        # 79.65
+    assert v.numbers["a_gb"] == pytest.approx(81559 * 2**20 / 1e9)  # 85.52
+    assert "80 GiB" in v.reason and "760 GiB" in v.reason
 
 
 def test_v6e_4x_price_performance_not_supported():
@@ -231,9 +233,10 @@ def test_summary_table_in_reader_units():
     from accelbook.specs.chips import summary_table
 
     row = summary_table().set_index("chip").loc[ab.get_chip("h100").name]
-    # NVIDIA H100 SXM5 datasheet: 989.4 TFLOP/s dense bf16, 3.35 TB/s, 80 GB, NVLink 900 GB/s (both ways), 700 W
+    # NVIDIA H100 SXM5 datasheet: 989.4 TFLOP/s dense bf16, 3.35 TB/s, NVLink 900 GB/s (both ways), 700 W; its
+    # "80GB" is 81,559 MiB in nvidia-smi (NVIDIA/nccl#1264), which the table shows in SI GB: 85.5
     assert row["bf16 TFLOP/s"] == pytest.approx(989.4)
-    assert row["memory TB/s"] == pytest.approx(3.35) and row["memory GB"] == pytest.approx(80)
+    assert row["memory TB/s"] == pytest.approx(3.35) and row["memory GB"] == pytest.approx(81559 * 2**20 / 1e9)
     assert row["link GB/s"] == pytest.approx(900) and row["link dir."] == "bidirectional"
     assert row["TDP W"] == pytest.approx(700) and row["ridge FLOP/B"] == pytest.approx(295.3, abs=0.05)
 

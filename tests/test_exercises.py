@@ -98,16 +98,16 @@ HAND = {
     # TP overlap 0.8: MFU 51.3 % -> 60.1 % (read from the model)
     "predict-bubble-default": 4.478,
     "predict-search-tp": 2,
-    "predict-ideal-share-405b": 40.7,
+    "predict-ideal-share-405b": 53.5,
     "predict-h100-weak-scaling": 90.9,
     "mfu-full-vs-causal-70b": 7.17,
     "whatif-tp-overlap-08": 60.1,
     # notebook 06: a batch takes B x TTFT + 256 x TPOT: 64 x 256 / (64 x 0.0643 + 256 x 0.00863) = 2,590 tokens/s
     # against 256 / (0.0643 + 256 x 0.00700) = 137.9 on 8 chips: 18.8x; one H200: 69.5 GB / 4.15 TB/s = 16.8 ms
-    # (+ the KV read); 32K: 175 sequences (read from the model); MHA: 2 x 80 x 64 x 128 x 2 = 2,621,440 bytes
+    # (+ the KV read); 32K: 189 sequences (read from the model); MHA: 2 x 80 x 64 x 128 x 2 = 2,621,440 bytes
     "predict-batch64-chip-gain": 18.78,
     "tpot-b1-one-h200": 16.83,
-    "max-batch-32k": 175,
+    "max-batch-32k": 189,
     "whatif-mha-kv-70b": 2621440,
     # notebook 07: no GPU reaches 256 tokens/s per user, LP30 makes 391 per chip there against LPU v1's 13;
     # 70.55e9 B / 500e6 = 141.1 -> 142; 811.7e9 B / 44e9 = 18.4 -> 19; 4 stages x 203 GB / 5 TB/s = 162 ms -> 6.2

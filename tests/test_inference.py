@@ -27,7 +27,9 @@ HBM_USABLE = 0.9        # 10% reserve on HBM chips
 # Llama 3.1 70B and Llama 2 70B, from data/models.toml (both: 80 layers, 8 KV heads of 128)
 L70, KV_HEADS_70, D_HEAD_70 = 80, 8, 128
 # catalogue numbers (data/chips.toml)
-H100_HBM, H200_HBM = 80e9, 141e9
+# HBM: the drivers' totals, nvidia-smi's 81,559 MiB (H100 80GB, NVIDIA/nccl#1264) and 143,771 MiB (H200 141GB,
+# NVIDIA/cuda-samples#311): GPU memory is binary, so not 80e9 and 141e9 bytes (issue 28)
+H100_HBM, H200_HBM = 81559 * 2**20, 143771 * 2**20
 H200_BW = 4.8e12
 LPU_SRAM = 230e6
 H200_TDP, H200_PRICE = 700.0, 10.0
@@ -92,10 +94,11 @@ def test_max_batch_size_is_the_hand_formula_and_fits_flips_there(chip, prec, tp,
 
 
 def test_max_batch_worked_number_h200_fp8():
-    # (0.9·141e9 − 70.55e9) / (256 · 163,840) = 1,343.4 → 1,343 sequences of 128+128 tokens
+    # (0.9 · 143,771 MiB − 70.55e9) / (256 · 163,840) = (135.68e9 − 70.55e9) / 41.94e6 = 1,552.7 → 1,552 sequences
+    # of 128+128 tokens (1,343 when the H200's "141GB" was read as 141e9 bytes)
     m = get_model("llama-3.1-70b")
-    want = math.floor((0.9 * 141e9 - m.params) / (256 * 163_840))
-    assert want == 1343
+    want = math.floor((0.9 * H200_HBM - m.params) / (256 * 163_840))
+    assert want == 1552
     e = I.estimate(m, "h200", 1, 1, 128, 128, "fp8")
     assert e.max_batch_size == want
     assert e.breakdown["weights_per_chip_bytes"] == pytest.approx(m.params)

@@ -156,26 +156,36 @@ def generation_price_performance(chip, baseline, claimed, vendor_claim, also_aga
             f"Against other chips the factor depends on which one and at what price.", nums)
 
 
+def _printed_unit(capacity_bytes: float, printed: float) -> str | None:
+    """The unit ("GiB" or "GB") in which ``printed`` is ``capacity_bytes`` within 1 % (None: in neither).
+
+    1 % covers what a driver keeps of a binary capacity (an H100's "80 GB" shows 79.6 GiB in nvidia-smi)."""
+    for unit, factor in (("GiB", 2**30), ("GB", 1e9)):
+        if abs(capacity_bytes / factor - printed) / printed < 0.01:
+            return unit
+    return None
+
+
 @_check
 def memory_per_group(chip_a, claimed_a_gb, chip_b, n_b, claimed_b):
-    """HBM of one chip vs n chips of another; GB (1e9) vs GiB (2^30) made explicit."""
+    """HBM of one chip vs n chips of another; GB (1e9) vs GiB (2^30) made explicit: each printed figure is
+    read in the unit in which it matches the catalogue's capacity (memory is binary, vendors print "GB")."""
     a, b = get_chip(chip_a), get_chip(chip_b)
-    a_gb = a.hbm_bytes / 1e9
+    a_gb, a_gib = a.hbm_bytes / 1e9, a.hbm_bytes / 2**30
     b_gib = n_b * b.hbm_bytes / 2**30
     b_gb = n_b * b.hbm_bytes / 1e9
-    says = (f"{a.name}: {a_gb:.0f} GB. {n_b} x {b.name}: {b_gib:.0f} GiB = {b_gb:.0f} GB. "
-            f"Per chip: {a_gb:.0f} GB vs {b.hbm_bytes / 1e9:.0f} GB ({b.hbm_bytes / a.hbm_bytes:.2f}x); "
+    says = (f"{a.name}: {a_gb:.1f} GB = {a_gib:.1f} GiB. {n_b} x {b.name}: {b_gib:.0f} GiB = {b_gb:.0f} GB. "
+            f"Per chip: {a_gb:.1f} GB vs {b.hbm_bytes / 1e9:.1f} GB ({b.hbm_bytes / a.hbm_bytes:.2f}x); "
             f"{n_b} x {a.name}: {n_b * a_gb:.0f} GB.")
-    ok = abs(a_gb - claimed_a_gb) / claimed_a_gb < 0.01 and (
-        abs(b_gib - claimed_b) / claimed_b < 0.01 or abs(b_gb - claimed_b) / claimed_b < 0.01)
-    if ok:
+    a_unit, b_unit = _printed_unit(a.hbm_bytes, claimed_a_gb), _printed_unit(n_b * b.hbm_bytes, claimed_b)
+    numbers = {"a_gb": a_gb, "a_gib": a_gib, "b_gib": b_gib, "b_gb": b_gb}
+    if a_unit and b_unit:
         return (says, "supported",
-                f"The numbers are right, but the units differ ({b.name}: GiB, {a.name}: GB) and the comparison puts "
-                f"one chip against {n_b}: per chip the gap is {b.hbm_bytes / a.hbm_bytes:.2f}x, per {n_b} chips "
-                f"{b_gb:.0f} GB vs {n_b * a_gb:.0f} GB.",
-                {"a_gb": a_gb, "b_gib": b_gib, "b_gb": b_gb})
-    return says, "not supported", "The catalogue's capacities do not reproduce the claimed figures.", {
-        "a_gb": a_gb, "b_gib": b_gib, "b_gb": b_gb}
+                f"The numbers are right, read in the unit each memory has ({a.name}: {claimed_a_gb:g} {a_unit}, "
+                f"{b.name}: {claimed_b:g} {b_unit}, both printed as 'GB'), but the comparison puts one chip against "
+                f"{n_b}: per chip the gap is {b.hbm_bytes / a.hbm_bytes:.2f}x, per {n_b} chips {b_gb:.0f} GB vs "
+                f"{n_b * a_gb:.0f} GB.", numbers)
+    return says, "not supported", "The catalogue's capacities do not reproduce the claimed figures.", numbers
 
 
 for _fn in (claim_checks.system_totals, claim_checks.ratio_within, claim_checks.torus_diameter,

@@ -51,7 +51,7 @@ def usable_memory_bytes(capacity_bytes: float, reserve: float = MEMORY_RESERVE) 
 
 # base key -> units it may be written in; the SI field it fills
 _QUANTITIES: dict[str, tuple[tuple[str, ...], str]] = {
-    "hbm": (("gb", "gib", "tb"), "hbm_bytes"),
+    "hbm": (("gb", "gib", "mib", "tb"), "hbm_bytes"),
     "hbm_bw": (("tb_s", "gb_s", "gib_s"), "hbm_bw_bytes_per_s"),
     "sram": (("mb", "mib", "gb", "gib"), "sram_bytes"),
     "sram_bw": (("tb_s", "pb_s"), "sram_bw_bytes_per_s"),

@@ -288,14 +288,26 @@ def parse_quantity(
         akey = f"{key}.alt[{i}]"
         if not isinstance(alt, dict):
             raise CatalogueError(path, entry_name, akey, "each alternative must be a table {value, src, note}")
-        check_keys(path, entry_name + "." + akey, alt, required={"value", "src"}, optional={"note"})
-        avalue = _number(path, entry_name, akey, alt["value"], positive=positive, allow_zero=allow_zero, unit=unit)
-        alts.append((avalue * factor, lookup_source(path, entry_name, akey, alt["src"], sources), str(alt.get("note", ""))))
+        check_keys(path, entry_name + "." + akey, alt, required={"value", "src"}, optional={"note", "unit"})
+        aunit = _alt_unit(path, entry_name, akey, alt.get("unit", unit), unit)
+        avalue = _number(path, entry_name, akey, alt["value"], positive=positive, allow_zero=allow_zero, unit=aunit)
+        alts.append((avalue * UNITS[aunit], lookup_source(path, entry_name, akey, alt["src"], sources),
+                     str(alt.get("note", ""))))
     prov = Provenance(
         source=source, date=date, note=str(raw.get("note", "")), direction=direction,
         provider=raw.get("provider"), alternatives=tuple(alts),
     )
     return Quantity(value * factor, prov)
+
+
+def _alt_unit(path, entry_name, akey, aunit: Any, unit: str) -> str:
+    """The unit an alternative is written in: the key's own, or (``unit = "gb"``) another of the same
+    family, so that a figure is recorded as it was printed (a datasheet's "80 GB" beside a key in MiB)."""
+    family = next((units for units, _ in _FAMILIES.values() if unit in units), (unit,))
+    if not isinstance(aunit, str) or aunit not in family:
+        raise CatalogueError(path, entry_name, f"{akey}.unit",
+                             f"must be one of {', '.join(family)} (the family of '{unit}'), got {aunit!r}")
+    return aunit
 
 
 def _number(path, entry_name, key, value, *, positive: bool, allow_zero: bool, unit: str | None = None) -> float:

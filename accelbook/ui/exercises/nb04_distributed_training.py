@@ -97,7 +97,8 @@ EXERCISES: list[Exercise] = [
     Exercise("predict-ideal-share-405b", "04", "Predict before opening the waterfall: for Llama 3.1 405B at 8K on "
              "Meta's layout, what share (%) of the predicted step would the ideal step (the model's FLOPs at the "
              "dense peak, causal attention) take?", _ideal_share_405b, 0.10,
-             "Meta reported 38-43 % MFU with causal FLOPs and the model lands within a few % of it.", "%"),
+             "The ideal share of the predicted step is the model's MFU with causal FLOPs; Meta reported 38-43 %, "
+             "and the validation table shows how far the model lands from it.", "%"),
     Exercise("predict-h100-weak-scaling", "04", "Predict before moving the scaling sliders: at the dashboard's "
              "defaults (GPT-3 175B, one sequence of 2,048 tokens per chip), what weak-scaling efficiency (%) does the "
              "DGX H100 + InfiniBand cluster keep at 8,192 chips?", _h100_weak_scaling_8192, 0.05,

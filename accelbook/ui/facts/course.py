@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 from accelbook.ui.facts import (
+    course_memory,  # noqa: F401  (registers its facts)
     course_misconceptions,  # noqa: F401  (registers its facts)
     fact,
 )
@@ -180,11 +181,6 @@ def ridge_b200() -> str:
 @fact("course.ridge_v5p")
 def ridge_v5p() -> str:
     return _ridge("tpu-v5p")
-
-
-@fact("course.h100_hbm_gb")
-def h100_hbm_gb() -> str:
-    return num(chip("h100").hbm_bytes / 1e9)
 
 
 @fact("course.h100_hbm_tb_s")

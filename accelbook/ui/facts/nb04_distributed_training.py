@@ -248,6 +248,12 @@ def val_mb_dense_range() -> str:
     return f"{_signed(e.min())} % to {_signed(e.max())}"
 
 
+@fact("nb04.val_mb_dense_within_10")
+def val_mb_dense_within_10() -> str:
+    e = _mb_dense()
+    return f"{int((e.abs() <= 0.10).sum())} of the {len(e)}"
+
+
 @fact("nb04.val_mb_405b_gb200")
 def val_mb_405b_gb200() -> str:
     return _signed(_errors()["mb-llama31-405b-gb200"])
@@ -630,3 +636,33 @@ def llama3_unexpected_interruptions() -> str:
 @fact("nb04.llama3_snapshot_days")
 def llama3_snapshot_days() -> str:
     return f"{training.published_goodput().snapshot_s / 86400:.0f}"
+
+
+def _wf405_term(field: str) -> float:
+    w = _waterfall_405b().set_index("field")
+    return float(w.loc[field, "term_s"] if field != "t_gemm_s" else w.loc[field, "seconds"])
+
+
+@fact("nb04.wf405_tp_s")
+def wf405_tp_s() -> str:
+    return f"{_wf405_term('t_tp_comm_s'):.1f}"
+
+
+@fact("nb04.wf405_gemm_loss_s")
+def wf405_gemm_loss_s() -> str:
+    return f"{_wf405_term('t_gemm_s'):.1f}"
+
+
+@fact("nb04.wf405_bubble_s")
+def wf405_bubble_s() -> str:
+    return f"{_wf405_term('t_bubble_s'):.1f}"
+
+
+@fact("nb04.wf405_attention_s")
+def wf405_attention_s() -> str:
+    return f"{_wf405_term('t_attention_s'):.1f}"
+
+
+@fact("nb04.wf405_recompute_s")
+def wf405_recompute_s() -> str:
+    return f"{_wf405_term('t_recompute_s'):.2f}"
