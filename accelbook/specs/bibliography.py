@@ -54,8 +54,9 @@ ARTICLES = (
     ("article-3", "Article 3: training and inference chips diverge",
      "An undated industry article in Turkish, from 2026 (it discusses Google's TPU 8t and TPU 8i, announced in "
      "April 2026); it credits a Chinese technology news site as its source. No author or public address is known. "
-     "It describes three routes: OpenAI's own inference chip, NVIDIA pairing GPUs with Groq LPUs for decode (an "
-     "LPX rack of 256 LPUs with 128 GB of SRAM and about 40 PB/s), and Google splitting its eighth generation into "
+     "It describes three routes: OpenAI's own inference chip, NVIDIA pairing GPUs with Groq LPUs for decode (prefill on "
+     "the GPUs, decode mostly on the LPUs with its attention possibly back on the GPUs, each side keeping its own KV "
+     "cache, draft tokens exchanged, an FPGA as the asynchronous bridge; an LPX rack of 256 LPUs with 128 GB of SRAM and about 40 PB/s), and Google splitting its eighth generation into "
      "a training chip and an inference chip (6 against 8 HBM stacks, more SRAM, a low-diameter BoardFly network "
      "with at most 7 hops against 16 on a 3D torus, a collective engine for MoE all-to-all, a 9,600-chip training "
      "superpod, dark silicon). It argues that cost per token, not FLOP/s, is the new measure (TTFT, TBT, tokens per "

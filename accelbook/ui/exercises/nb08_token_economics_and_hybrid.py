@@ -19,6 +19,20 @@ def _own_h100(utilisation: float = 0.7, **change) -> dict:
     return own_cost_per_hour(35000, system_power("h100").system_w, utilisation=utilisation, **inp)
 
 
+def _electricity_answer() -> str:
+    inp = tco_inputs()
+    base, w = _own_h100(), system_power("h100").system_w
+    wall = base["power_usd_per_hour"] * 0.7    # per useful hour at 70 % -> per wall-clock hour
+    share = base["power_usd_per_hour"] / base["usd_per_hour"]
+    capex, over = base["capex_usd_per_hour"] / base["usd_per_hour"], base["overhead_usd_per_hour"] / base["usd_per_hour"]
+    return (f"Power, for the whole DGX H100 server per GPU, is {w:,.0f} W × {inp['load_power_share']:.2f} × "
+            f"{inp['pue']:.1f} × USD {inp['electricity_usd_per_kwh']:.2f}/kWh = USD {wall:.3f} per wall-clock hour, "
+            f"{base['power_usd_per_hour']:.3f} per useful hour at 70 %: {100 * share:.1f} % of USD "
+            f"{base['usd_per_hour']:.2f}. Doubling the tariff adds that {100 * share:.1f} % again. The purchase "
+            f"({100 * capex:.0f} %) and overheads ({100 * over:.0f} %) dominate, so utilisation and price, not "
+            "electricity, decide an owned token's cost.")
+
+
 def _pretrain_pool() -> set[str]:
     hours = place(*example_fleet(64)).hours
     return {hours.loc["pre-training"].idxmax().split()[0].lower()}
@@ -31,7 +45,7 @@ EXERCISES: list[Exercise] = [
              _payback_simple, 0.0,
              "Savings per month = 0.5 × 100,000; divide the port cost by it and round up.", "months"),
     Exercise("predict-own-h100-util35", "08", "Predict before moving the utilisation slider: an owned H100 costs USD "
-             "2.53 per useful hour at 70 % utilisation; what at 35 %?", lambda: _own_h100(0.35)["usd_per_hour"], 0.05,
+             f"{_own_h100(0.7)['usd_per_hour']:.2f} per useful hour at 70 % utilisation; what at 35 %?", lambda: _own_h100(0.35)["usd_per_hour"], 0.05,
              "Which parts of the cost are paid per wall-clock hour, busy or not?", "USD/h"),
     Exercise("predict-payback", "08", "Predict before reading the migration dashboard: months to pay back at its "
              "defaults (USD 2.0 → 1.2 per M tokens, 16,384M tokens a month growing 5 %, 12 engineer-months, 5 % "
@@ -45,8 +59,5 @@ EXERCISES: list[Exercise] = [
              "does an owned H100's cost per useful hour rise (70 % utilisation)?",
              lambda: 100 * (_own_h100(electricity_usd_per_kwh=0.16)["usd_per_hour"] / _own_h100()["usd_per_hour"] - 1),
              0.05, "Only the power term changes: server power per chip × load share × PUE × tariff.", "%",
-             model_answer="Power, for the whole DGX H100 server per GPU, is 1,275 W × 0.75 × 1.2 × USD 0.08/kWh = "
-             "USD 0.092 per wall-clock hour, 0.131 per useful hour at 70 %: 5.2 % of USD 2.53. Doubling the tariff "
-             "adds that 5.2 % again. The purchase (68 %) and overheads (27 %) dominate, so utilisation and price, not "
-             "electricity, decide an owned token's cost."),
+             model_answer=_electricity_answer),
 ]

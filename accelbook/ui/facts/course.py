@@ -423,3 +423,18 @@ def claims_article1() -> str:
     from accelbook.economics.claims import article_of, load_claims
 
     return f"{sum(article_of(c) == 'article-1' for c in load_claims())}"
+
+
+@fact("course.half_matrix_400_loss_pct")
+def half_matrix_400_loss_pct() -> str:
+    """Misconceptions §09: at 400 W, halving the training optimum's matrix area loses this share (%) of throughput."""
+    from accelbook.ui.facts import value
+
+    return value("nb09.half_matrix_400_loss_pct")
+
+
+@fact("course.train_opt_matrix_400")
+def train_opt_matrix_400() -> str:
+    from accelbook.ui.facts import value
+
+    return value("nb09.train_opt_matrix_400")
