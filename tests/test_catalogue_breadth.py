@@ -146,22 +146,27 @@ def test_added_models_cite_a_dated_source(mid):
     assert prov.source.title and prov.source.url and prov.date[:4] in ("2024", "2025")
 
 
-@pytest.mark.parametrize("cid, bf16_tflop_s, mem_gb, bw_tb_s", [
-    ("gh200", 989.4, 96, 4.0),        # NVIDIA GH200 datasheet (96 GB HBM3 version), dense = sparse / 2
-    ("b300", 2250, 288, 8.0),         # HGX B300 per GPU (Klockwood after NVIDIA)
-    ("gb300", 2500, 288, 8.0),        # GB300 NVL72 per GPU (Verda): rack 180 PF bf16 / 72
-    ("mi325x", 1307.4, 256, 6.0),     # AMD MI325X specifications
-    ("mi355x", 2516.6, 288, 8.0),     # 8,192 FP8 FLOP/CU/clock x 256 CUs x 2.4 GHz / 2
-    ("gaudi3", 1835, 128, 3.67),      # Intel, Hot Chips 2024
-    ("maia100", 800, 64, 1.8),        # Microsoft, Hot Chips 2024
-    ("sn40l", 638, 64, 1.6),          # SambaNova, Hot Chips 2024 (25.6 TB/s per 16 sockets)
-    ("l40s", 362.05, 48, 0.864),      # NVIDIA L40S datasheet (GDDR6)
+# memory in bytes as the catalogue holds it: a GPU's HBM in the unit its stacks have (the datasheet's "GB" read as
+# GiB) unless a driver total is published (L40S: nvidia-smi's 46,068 MiB); the ASICs' figures as printed
+GIB, MIB = 2**30, 2**20
+
+
+@pytest.mark.parametrize("cid, bf16_tflop_s, mem_bytes, bw_tb_s", [
+    ("gh200", 989.4, 96 * GIB, 4.0),        # NVIDIA GH200 datasheet (96 GB HBM3 version), dense = sparse / 2
+    ("b300", 2250, 288 * GIB, 8.0),         # HGX B300 per GPU (Klockwood after NVIDIA)
+    ("gb300", 2500, 288 * GIB, 8.0),        # GB300 NVL72 per GPU (Verda): rack 180 PF bf16 / 72
+    ("mi325x", 1307.4, 256 * GIB, 6.0),     # AMD MI325X specifications
+    ("mi355x", 2516.6, 288 * GIB, 8.0),     # 8,192 FP8 FLOP/CU/clock x 256 CUs x 2.4 GHz / 2
+    ("gaudi3", 1835, 128e9, 3.67),          # Intel, Hot Chips 2024
+    ("maia100", 800, 64e9, 1.8),            # Microsoft, Hot Chips 2024
+    ("sn40l", 638, 64e9, 1.6),              # SambaNova, Hot Chips 2024 (25.6 TB/s per 16 sockets)
+    ("l40s", 362.05, 46068 * MIB, 0.864),   # NVIDIA L40S datasheet (GDDR6); nvidia-smi total
 ])
-def test_added_chips_hold_their_published_numbers(cid, bf16_tflop_s, mem_gb, bw_tb_s):
+def test_added_chips_hold_their_published_numbers(cid, bf16_tflop_s, mem_bytes, bw_tb_s):
     c = ab.get_chip(cid)
     assert c.status == "shipping"
     assert c.peak_flop_s("bf16") == pytest.approx(bf16_tflop_s * 1e12)
-    assert c.memory_bytes == pytest.approx(mem_gb * 1e9)
+    assert c.memory_bytes == pytest.approx(mem_bytes)
     assert c.memory_bw_bytes_per_s == pytest.approx(bw_tb_s * 1e12)
 
 

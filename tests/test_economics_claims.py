@@ -273,12 +273,16 @@ def test_system_totals_is_a_consistency_check_when_the_sources_coincide():
 
 
 def test_system_totals_tpu8t_superpod():
-    # 9,600 x 216 GB = 2.0736 PB (3.7 % over "about 2 PB"); 9,600 x 12.6 PF = 120.96 EF
-    _, verdict, _, nums = cc.system_totals("tpu-8t", 9600, {"hbm_bytes": 2e15, "peak_fp4": 121e18},
-                                           rel_tol=0.1, check_n=True)
-    assert verdict == "supported"
-    assert nums["total_hbm_bytes"] == pytest.approx(2.0736e15) and nums["total_peak_fp4"] == pytest.approx(1.2096e20)
-    assert cc.system_totals("tpu-8t", 9600, {"hbm_bytes": 2e15}, rel_tol=0.02)[1] == "not supported"
+    # 9,600 x 216 GiB = 2.2265e15 bytes; the claimed "2 PB" read as binary (2 PiB = 2.2518e15) is 1.1 % over it,
+    # read as decimal 10.2 % under, so the binary reading is kept; 9,600 x 12.6 PF = 120.96 EF
+    says, verdict, _, nums = cc.system_totals("tpu-8t", 9600, {"hbm_bytes": 2e15, "peak_fp4": 121e18},
+                                              rel_tol=0.1, check_n=True)
+    assert verdict == "supported" and "read as binary" in says
+    assert nums["total_hbm_bytes"] == pytest.approx(9600 * 216 * 2**30) and nums["total_peak_fp4"] == pytest.approx(1.2096e20)
+    assert nums["claimed_hbm_bytes"] == pytest.approx(2 * 2**50)
+    assert cc.system_totals("tpu-8t", 9600, {"hbm_bytes": 2e15}, rel_tol=0.005)[1] == "not supported"
+    # a total far from both readings stays a miss
+    assert cc.system_totals("tpu-8t", 9600, {"hbm_bytes": 3e15}, rel_tol=0.1)[1] == "not supported"
     assert cc.system_totals("tpu-8t", 9000, {"hbm_bytes": 1.944e15}, check_n=True)[1] == "not supported"
 
 
@@ -287,10 +291,10 @@ def test_ratio_within():
     says, verdict, _, nums = cc.ratio_within(a, b, 1.0, 1.3)
     assert nums["ratio"] == pytest.approx(989.4 / 459) and verdict == "not supported"   # 2.156
     assert cc.ratio_within(a, b, 1.0, 3.0)[1] == "supported"
-    # 72 x 288 GB / 128 GB = 162
+    # 72 x 288 GiB / 128 GB = 72 x 309.2e9 / 128e9 = 173.9 (Rubin's HBM is binary; the LPX rack's SRAM is as printed)
     rack = cc.ratio_within({"chip": "rubin", "quantity": "hbm_bytes", "n": 72},
                            {"chip": "groq-lpx", "quantity": "sram_bytes"}, 10.0)
-    assert rack[3]["ratio"] == pytest.approx(72 * 288 / 128) and rack[1] == "supported"
+    assert rack[3]["ratio"] == pytest.approx(72 * 288 * 2**30 / 128e9) and rack[1] == "supported"
     # TPU 8i over 8t, HBM bandwidth per FP4 FLOP: (8601 / 10.1) / (6528 / 12.6) = 851.6 / 518.1 = 1.644
     per = cc.ratio_within({"chip": "tpu-8i", "quantity": "hbm_bw", "per": "peak_fp4"},
                           {"chip": "tpu-8t", "quantity": "hbm_bw", "per": "peak_fp4"}, 1.0)
@@ -377,7 +381,7 @@ def test_out_of_scope_and_vendor_factor():
 
 
 def test_published_stacks_and_split_chips():
-    # 216 GB / 36 GB = 6 stacks (8t), 288 / 36 = 8 (8i)
+    # 216 GiB / 36 GiB = 6 stacks (8t), 288 / 36 = 8 (8i)
     _, verdict, _, nums = cs.published_stacks(6, 8)
     assert verdict == "supported" and (nums["stacks_8t"], nums["stacks_8i"]) == (6, 8)
     assert cs.published_stacks(4, 8)[1] == "not supported"

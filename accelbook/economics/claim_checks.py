@@ -59,6 +59,17 @@ def _fmt(name: str, v: float) -> str:
     return f"{v / scale:,.4g} {unit}"
 
 
+def _memory_reading(name: str, printed: float, total: float) -> float:
+    """A claimed memory size in bytes, read in the unit it matches: memory is binary whoever prints it, so
+    "2 PB" may mean 2 PiB. The reading (decimal, or 1024^k for 1000^k) nearer the catalogue's total is kept;
+    other quantities are returned as printed."""
+    if not name.endswith("_bytes") or printed <= 0:
+        return printed
+    k = int(math.log(printed, 1000) + 1e-9)
+    binary = printed * (1024 / 1000) ** k
+    return binary if abs(math.log(binary / total)) < abs(math.log(printed / total)) else printed
+
+
 def system_totals(chip, n_chips, claimed, rack=None, rel_tol=0.05, check_n=False):
     """n chips' catalogue figures against a claimed system total (``claimed``: quantity -> SI value).
     ``check_n``: the claimed chip count must also be the catalogue's ``scale_up_chips`` (one pod).
@@ -79,10 +90,12 @@ def system_totals(chip, n_chips, claimed, rack=None, rel_tol=0.05, check_n=False
     for name, value in claimed.items():
         v, src, kind = quantity(chip, name)
         total = n_chips * v
+        printed, value = float(value), _memory_reading(name, float(value), total)
         nums[f"total_{name}"] = total
-        nums[f"claimed_{name}"] = float(value)
+        nums[f"claimed_{name}"] = value
+        read = f", read as binary: {_fmt(name, value)}" if value != printed else ""
         says.append(f"{QUANTITIES[name][3]}: {n_chips:,} x {_fmt(name, v)} = {_fmt(name, total)} (claimed "
-                    f"{_fmt(name, value)}; per chip from {src})")
+                    f"{_fmt(name, printed)}{read}; per chip from {src})")
         if abs(total / value - 1) > rel_tol:
             misses.append(name)
         rack_src = quantity(rack, name)[1] if rack is not None else None

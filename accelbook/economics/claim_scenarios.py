@@ -55,9 +55,9 @@ def published_stacks(claimed_8t, claimed_8i):
     df = cd.compare_8t_8i().set_index("design")
     t = int(df.loc["TPU 8t (published)", "n_hbm_stacks"])
     i = int(df.loc["TPU 8i (published)", "n_hbm_stacks"])
-    t_gb, i_gb = get_chip("tpu-8t").hbm_bytes / 1e9, get_chip("tpu-8i").hbm_bytes / 1e9
-    says = (f"Catalogue: TPU 8t {t} stacks ({t_gb:.0f} GB, {t_gb / t:.0f} per stack), TPU 8i {i} stacks "
-            f"({i_gb:.0f} GB, {i_gb / i:.0f} per stack).")
+    t_gib, i_gib = get_chip("tpu-8t").hbm_bytes / 2**30, get_chip("tpu-8i").hbm_bytes / 2**30
+    says = (f"Catalogue: TPU 8t {t} stacks ({t_gib:.0f} GiB, {t_gib / t:.0f} per stack), TPU 8i {i} stacks "
+            f"({i_gib:.0f} GiB, {i_gib / i:.0f} per stack).")
     nums = {"stacks_8t": float(t), "stacks_8i": float(i)}
     if (t, i) == (claimed_8t, claimed_8i):
         return says, "supported", "Google's deep dive gives the same counts, and the capacities agree with them.", nums

@@ -8,7 +8,6 @@ from accelbook.specs.clusters import get_cluster
 from accelbook.specs.measured import overlap_slowdown
 from accelbook.specs.models import get_model
 from accelbook.training.framework import framework_defaults
-from accelbook.ui.dashboards import layout_label
 from accelbook.ui.exercises.core import Exercise
 
 
@@ -35,7 +34,7 @@ def _tp_overlap_answer() -> str:
     return (f"About {100 * hidden.mfu:.0f} %, against {100 * exposed.mfu:.0f} % with it all exposed: TP8 all-gathers "
             f"and reduce-scatters are the largest communication term of this layout, and hiding most of them is worth "
             f"about {100 * (hidden.mfu - exposed.mfu):.0f} points of MFU. It does not bring TP8 back as the best layout: "
-            f"the search with tp_overlap=0.8 keeps {layout_label(best.config)} at {100 * best.mfu:.0f} % MFU. Hidden "
+            f"the search with tp_overlap=0.8 keeps {training.label_of(best.config)} at {100 * best.mfu:.0f} % MFU. Hidden "
             f"communication is not free: compute runs {100 * overlap_slowdown('h100')[0]:.1f} % slower while a "
             "collective shares the GPU (Lee et al. 2025, data/overlap_interference.toml), which is why the gain is less "
             "than the exposed time. Whether 80 % is reachable is the open question: no published measurement of "

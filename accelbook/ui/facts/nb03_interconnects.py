@@ -15,22 +15,16 @@ from accelbook.network import topology as tp
 from accelbook.network.collectives import estimate, sweep
 from accelbook.network.validation import validation_table
 from accelbook.specs.measured import allreduce_latency
-from accelbook.ui.exercises import nb03_interconnects as ex
+from accelbook.ui.exercises import EXERCISES
 from accelbook.ui.facts import fact
+from accelbook.ui.facts.nb03_shared import pct as _pct
+from accelbook.ui.facts.nb03_shared import signed_pct as _signed_pct
 
 #: the message of notebook 03's "tiny all-reduce": the size nccl-tests' small-message row was read at
 #: (data/allreduce_latency.toml, 8 KB on 8 H100s), so that model and measurement compare like with like
 TINY_BYTES = allreduce_latency("h100").message_bytes
 
 
-def _signed_pct(x: float, digits: int = 0) -> str:
-    """``+105`` or ``−35`` (a share as a signed percentage, typographic minus)."""
-    s = f"{100 * x:+.{digits}f}"
-    return s.replace("-", "−")
-
-
-def _pct(x: float, digits: int = 0) -> str:
-    return f"{100 * abs(x):.{digits}f}"
 
 
 # -- hops ------------------------------------------------------------------------------------------------------
@@ -46,7 +40,7 @@ def _torus4_diameter() -> str:
 
 @fact("nb03.torus16_diameter")
 def _torus16_diameter() -> str:
-    return f"{ex._torus16_diameter():.0f}"
+    return f"{EXERCISES['torus-diameter-16'].expected():.0f}"
 
 
 @fact("nb03.torus_1024_diameter")
@@ -237,7 +231,7 @@ def _mib():
 
 @fact("nb03.mib_latency_share_pct")
 def _mib_share() -> str:
-    return f"{ex._latency_share_1mib():.0f}"
+    return f"{EXERCISES['predict-latency-share-1mib'].expected():.0f}"
 
 
 @fact("nb03.mib_protocol")
@@ -258,12 +252,12 @@ def _mib_bandwidth_us() -> str:
 # -- busbw of large all-reduces on 8 H100s (the exercises' calls) --------------------------------------------
 @fact("nb03.ring_busbw_gb_s")
 def _ring_busbw() -> str:
-    return f"{ex._ring_busbw():.0f}"
+    return f"{EXERCISES['ring-busbw-h100'].expected():.0f}"
 
 
 @fact("nb03.nvls_busbw_gb_s")
 def _nvls_busbw() -> str:
-    return f"{ex._nvls_busbw():.0f}"
+    return f"{EXERCISES['nvls-busbw-h100'].expected():.0f}"
 
 
 @fact("nb03.nvls_algbw_gb_s")
@@ -273,29 +267,29 @@ def _nvls_algbw() -> str:
 
 @fact("nb03.nvls_over_ring")
 def _nvls_over_ring() -> str:
-    return f"{ex._nvls_busbw() / ex._ring_busbw():.2f}"
+    return f"{EXERCISES['nvls-busbw-h100'].expected() / EXERCISES['ring-busbw-h100'].expected():.2f}"
 
 
 @fact("nb03.nvls_over_rate")
 def _nvls_over_rate() -> str:
     """NVLS busbw over the rate NCCL gives NVLS (link × efficiency × NVLS efficiency): 2(p-1)/(p+1)."""
     t = tp.hgx_h100(nvls=True)
-    return f"{ex._nvls_busbw() * 1e9 / (t.link_bw_bytes_per_s * t.efficiency * t.in_network_efficiency):.2f}"
+    return f"{EXERCISES['nvls-busbw-h100'].expected() * 1e9 / (t.link_bw_bytes_per_s * t.efficiency * t.in_network_efficiency):.2f}"
 
 
 @fact("nb03.naive_nvls_gb_s")
 def _naive_nvls() -> str:
-    return f"{2 * ex._ring_busbw():.0f}"
+    return f"{2 * EXERCISES['ring-busbw-h100'].expected():.0f}"
 
 
 @fact("nb03.naive_nvls_error")
 def _naive_nvls_error() -> str:
-    return _signed_pct(2 * ex._ring_busbw() / _row("nvls-allreduce-8xh100")["measured"] - 1)
+    return _signed_pct(2 * EXERCISES['ring-busbw-h100'].expected() / _row("nvls-allreduce-8xh100")["measured"] - 1)
 
 
 @fact("nb03.ring_busbw_2x_gb_s")
 def _ring_busbw_2x() -> str:
-    return f"{next(e for e in ex.EXERCISES if e.id == 'whatif-ring-busbw-2x').expected():.0f}"
+    return f"{EXERCISES['whatif-ring-busbw-2x'].expected():.0f}"
 
 
 @fact("nb03.nvlink_2x_gb_s")
@@ -458,93 +452,3 @@ def _v5e_link() -> str:
 @fact("nb03.tpu_v6e_link_gb_s")
 def _v6e_link() -> str:
     return f"{tp.tpu_slice('v6e', (16, 16)).link_bw_bytes_per_s / 1e9:.0f}"
-
-
-# -- weak scaling (the notebook's table: the same calls) ------------------------------------------------------
-@functools.cache
-def _weak(family: str, label: str) -> list:
-    systems = {"v5p": lambda: [tp.tpu_slice("v5p", (k, k, k)) for k in (4, 8, 16)],
-               "v6e": lambda: [tp.tpu_multislice("v6e", (16, 16), k) for k in (1, 4, 12, 24)],
-               "h100": lambda: [tp.h100_cluster(n) for n in (1, 8, 64, 512)]}[family]()
-    size = {"1 GiB": 2**30, "1 MiB": 2**20}[label]
-    return [estimate("all_reduce", size, t) for t in systems]
-
-
-def _speed_min(family: str, label: str) -> float:
-    es = _weak(family, label)
-    return min(es[0].time_s / e.time_s for e in es)
-
-
-@fact("nb03.weak_v5p_big_pct")
-def _v5p_big() -> str:
-    return _pct(_speed_min("v5p", "1 GiB"))
-
-
-@fact("nb03.weak_v5p_small_slowdown")
-def _v5p_small() -> str:
-    return f"{1 / _speed_min('v5p', '1 MiB'):.1f}"
-
-
-@fact("nb03.weak_v6e_loss_pct")
-def _v6e_loss() -> str:
-    es = _weak("v6e", "1 GiB")
-    return _pct(1 - es[0].time_s / es[-1].time_s)
-
-
-@fact("nb03.weak_v6e_dcn_transfer_ms")
-def _v6e_dcn_bw() -> str:
-    es = _weak("v6e", "1 GiB")
-    return f"{(es[-1].bandwidth_s - es[0].bandwidth_s) * 1e3:.1f}"
-
-
-@fact("nb03.weak_v6e_dcn_latency_ms")
-def _v6e_dcn_lat() -> str:
-    es = _weak("v6e", "1 GiB")
-    return f"{(es[-1].latency_s - es[0].latency_s) * 1e3:.1f}"
-
-
-@fact("nb03.weak_v6e_inside_ms")
-def _v6e_inside() -> str:
-    return f"{_weak('v6e', '1 GiB')[0].time_s * 1e3:.0f}"
-
-
-@fact("nb03.dcn_gb_s")
-def _dcn_gb_s() -> str:
-    return f"{tp.tpu_multislice('v6e', (16, 16), 2).params['dcn_bw_bytes_per_s'] / 1e9:.1f}"
-
-
-@fact("nb03.dcn_step_us")
-def _dcn_step_us() -> str:
-    return f"{tp.tpu_multislice('v6e', (16, 16), 2).params['dcn_latency_s'] * 1e6:.0f}"
-
-
-@fact("nb03.weak_h100_leave_loss_pct")
-def _h100_leave() -> str:
-    es = _weak("h100", "1 GiB")
-    return _pct(1 - es[0].time_s / es[1].time_s)
-
-
-@fact("nb03.weak_h100_flat_pct")
-def _h100_flat() -> str:
-    es = _weak("h100", "1 GiB")
-    return _signed_pct(es[-1].time_s / es[1].time_s - 1, 1)
-
-
-# -- all-to-all on ~1,000-chip networks (the notebook's table) -----------------------------------------------
-def _links_per_chip(t) -> str:
-    return f"{2 * t.n_links / t.n_endpoints:.0f}"
-
-
-@fact("nb03.torus_links_per_chip")
-def _torus_links() -> str:
-    return _links_per_chip(tp.torus((8, 8, 16)))
-
-
-@fact("nb03.boardfly_links_per_chip")
-def _boardfly_links() -> str:
-    return _links_per_chip(tp.boardfly())
-
-
-@fact("nb03.torus_a2a_max_load")
-def _torus_a2a_load() -> str:
-    return f"{tp.torus_all_to_all_max_load((8, 8, 16)):,.0f}"

@@ -8,8 +8,9 @@ from accelbook.chip import design as cd
 from accelbook.ui.dashboards.nb09_design_your_chip import design_spec
 from accelbook.ui.facts import fact
 
-#: the comparison's rows (accelbook.chip.design_search.compare_8t_8i)
-TRAIN, DECODE, COMPROMISE, TPU8T, TPU8I = range(5)
+#: the comparison's rows (accelbook.chip.design_search.compare_8t_8i), by their ``design`` label
+TRAIN, DECODE, COMPROMISE = "training optimum (8t-like)", "decode optimum (8i-like)", "compromise"
+TPU8T, TPU8I = "TPU 8t (published)", "TPU 8i (published)"
 
 
 def _num(x: float, digits: int = 0) -> str:
@@ -21,8 +22,8 @@ def _cmp(power_w: float | None = None):
     return cd.compare_8t_8i(power_w=power_w)
 
 
-def _row(i: int, power_w: float | None = None):
-    return _cmp(power_w).iloc[i]
+def _row(design: str, power_w: float | None = None):
+    return _cmp(power_w).set_index("design").loc[design]
 
 
 @functools.cache
