@@ -17,8 +17,7 @@ from accelbook.network.validation import validation_table
 from accelbook.specs.measured import allreduce_latency
 from accelbook.ui.exercises import EXERCISES
 from accelbook.ui.facts import fact
-from accelbook.ui.facts.nb03_shared import pct as _pct
-from accelbook.ui.facts.nb03_shared import signed_pct as _signed_pct
+from accelbook.ui.facts import nb03_shared as sh
 
 #: the message of notebook 03's "tiny all-reduce": the size nccl-tests' small-message row was read at
 #: (data/allreduce_latency.toml, 8 KB on 8 H100s), so that model and measurement compare like with like
@@ -79,7 +78,7 @@ def _boardfly_common() -> str:
 @fact("nb03.boardfly_common_share")
 def _boardfly_common_share() -> str:
     h = _hops("boardfly")["histogram"]
-    return _pct(np.sort(h)[-2:].sum() / h.sum())
+    return sh.pct(np.sort(h)[-2:].sum() / h.sum())
 
 
 # -- the 8-H100 node's figures (data/fabrics.toml, as the collective model reads them) ----------------------
@@ -104,12 +103,12 @@ def _nvlink_efficiency() -> str:
 
 @fact("nb03.nvlink_efficiency_pct")
 def _nvlink_efficiency_pct() -> str:
-    return _pct(_node().efficiency)
+    return sh.pct(_node().efficiency)
 
 
 @fact("nb03.protocol_overhead_pct")
 def _protocol_overhead_pct() -> str:
-    return _pct(1 - _node().efficiency)
+    return sh.pct(1 - _node().efficiency)
 
 
 @fact("nb03.ib_efficiency")
@@ -124,7 +123,7 @@ def _nvls_efficiency() -> str:
 
 @fact("nb03.nvls_efficiency_pct")
 def _nvls_efficiency_pct() -> str:
-    return _pct(tp.hgx_h100(nvls=True).in_network_efficiency)
+    return sh.pct(tp.hgx_h100(nvls=True).in_network_efficiency)
 
 
 for _name in ("LL", "LL128", "Simple"):
@@ -149,7 +148,7 @@ def _ll_cap() -> str:
 
 @fact("nb03.ll128_share_pct")
 def _ll128_share() -> str:
-    return _pct(_protocol("LL128").bandwidth_share)
+    return sh.pct(_protocol("LL128").bandwidth_share)
 
 
 @fact("nb03.tpu_hop_us")
@@ -203,7 +202,7 @@ def _tiny_measured_busbw() -> str:
 
 @fact("nb03.tiny_error")
 def _tiny_error() -> str:
-    return _signed_pct(_tiny().time_s / allreduce_latency("h100").latency_s - 1)
+    return sh.signed_pct(_tiny().time_s / allreduce_latency("h100").latency_s - 1)
 
 
 @fact("nb03.kib_allreduce_us")
@@ -284,7 +283,7 @@ def _naive_nvls() -> str:
 
 @fact("nb03.naive_nvls_error")
 def _naive_nvls_error() -> str:
-    return _signed_pct(2 * EXERCISES['ring-busbw-h100'].expected() / _row("nvls-allreduce-8xh100")["measured"] - 1)
+    return sh.signed_pct(2 * EXERCISES['ring-busbw-h100'].expected() / _row("nvls-allreduce-8xh100")["measured"] - 1)
 
 
 @fact("nb03.ring_busbw_2x_gb_s")
@@ -325,7 +324,7 @@ def _row(case: str):
 def _err(case: str) -> str:
     """Model / measured - 1, signed: one decimal below 1 % (``+0.4``), whole percent above."""
     e = _row(case)["error"]
-    return _signed_pct(e, 1 if abs(e) < 0.01 else 0)
+    return sh.signed_pct(e, 1 if abs(e) < 0.01 else 0)
 
 
 def _fig(case: str, col: str, digits: int = 0) -> str:

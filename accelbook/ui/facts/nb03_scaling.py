@@ -7,8 +7,7 @@ import functools
 from accelbook.network import topology as tp
 from accelbook.network.collectives import estimate
 from accelbook.ui.facts import fact
-from accelbook.ui.facts.nb03_shared import pct as _pct
-from accelbook.ui.facts.nb03_shared import signed_pct as _signed_pct
+from accelbook.ui.facts import nb03_shared as sh
 
 
 # -- weak scaling (the notebook's table: the same calls) ------------------------------------------------------
@@ -28,7 +27,7 @@ def _speed_min(family: str, label: str) -> float:
 
 @fact("nb03.weak_v5p_big_pct")
 def _v5p_big() -> str:
-    return _pct(_speed_min("v5p", "1 GiB"))
+    return sh.pct(_speed_min("v5p", "1 GiB"))
 
 
 @fact("nb03.weak_v5p_small_slowdown")
@@ -39,7 +38,7 @@ def _v5p_small() -> str:
 @fact("nb03.weak_v6e_loss_pct")
 def _v6e_loss() -> str:
     es = _weak("v6e", "1 GiB")
-    return _pct(1 - es[0].time_s / es[-1].time_s)
+    return sh.pct(1 - es[0].time_s / es[-1].time_s)
 
 
 @fact("nb03.weak_v6e_dcn_transfer_ms")
@@ -72,13 +71,13 @@ def _dcn_step_us() -> str:
 @fact("nb03.weak_h100_leave_loss_pct")
 def _h100_leave() -> str:
     es = _weak("h100", "1 GiB")
-    return _pct(1 - es[0].time_s / es[1].time_s)
+    return sh.pct(1 - es[0].time_s / es[1].time_s)
 
 
 @fact("nb03.weak_h100_flat_pct")
 def _h100_flat() -> str:
     es = _weak("h100", "1 GiB")
-    return _signed_pct(es[-1].time_s / es[1].time_s - 1, 1)
+    return sh.signed_pct(es[-1].time_s / es[1].time_s - 1, 1)
 
 
 # -- all-to-all on ~1,000-chip networks (the notebook's table) -----------------------------------------------

@@ -12,36 +12,7 @@ from accelbook.specs.models import get_model
 from accelbook.training.framework import framework_defaults
 from accelbook.ui.dashboards import layout_label
 from accelbook.ui.facts import fact
-from accelbook.ui.facts.nb04_shared import (
-    A100_RUNS as _A100_RUNS,
-)
-from accelbook.ui.facts.nb04_shared import (
-    answer as _answer,
-)
-from accelbook.ui.facts.nb04_shared import (
-    default_70b as _default_70b,
-)
-from accelbook.ui.facts.nb04_shared import (
-    errors as _errors,
-)
-from accelbook.ui.facts.nb04_shared import (
-    mfu_compare as _mfu_compare,
-)
-from accelbook.ui.facts.nb04_shared import (
-    pct as _pct,
-)
-from accelbook.ui.facts.nb04_shared import (
-    signed as _signed,
-)
-from accelbook.ui.facts.nb04_shared import (
-    state_bytes_per_param as _state_bytes_per_param,
-)
-from accelbook.ui.facts.nb04_shared import (
-    targets as _targets,
-)
-from accelbook.ui.facts.nb04_shared import (
-    waterfall_405b as _waterfall_405b,
-)
+from accelbook.ui.facts import nb04_shared as sh
 
 # -- section 1: memory -------------------------------------------------------------------------------------------
 
@@ -63,7 +34,7 @@ def optimizer_bytes() -> str:
 
 @fact("nb04.state_bytes")
 def state_bytes() -> str:
-    return f"{_state_bytes_per_param()}"
+    return f"{sh.state_bytes_per_param()}"
 
 
 @fact("nb04.zero_state_bytes")
@@ -75,7 +46,7 @@ def zero_state_bytes() -> str:
 
 @fact("nb04.state_405b_tb")
 def state_405b_tb() -> str:
-    return f"{_state_bytes_per_param() * get_model('llama-3.1-405b').params / 1e12:.1f}"
+    return f"{sh.state_bytes_per_param() * get_model('llama-3.1-405b').params / 1e12:.1f}"
 
 
 @fact("nb04.weights_405b_tb")
@@ -85,7 +56,7 @@ def weights_405b_tb() -> str:
 
 @fact("nb04.state_405b_h100s")
 def state_405b_h100s() -> str:
-    return f"{_state_bytes_per_param() * get_model('llama-3.1-405b').params / get_chip('h100').hbm_bytes:.0f}"
+    return f"{sh.state_bytes_per_param() * get_model('llama-3.1-405b').params / get_chip('h100').hbm_bytes:.0f}"
 
 
 @fact("nb04.h100_hbm_gb")
@@ -104,27 +75,27 @@ def h100_usable_gb() -> str:
 @fact("nb04.hbm_fraction_range")
 def hbm_fraction_range() -> str:
     fr = [m.fraction for m in load_hbm_bandwidth().values()]
-    return f"{_pct(min(fr))}–{_pct(max(fr))}"
+    return f"{sh.pct(min(fr))}–{sh.pct(max(fr))}"
 
 
 @fact("nb04.overlap_slowdown_pct")
 def overlap_slowdown_pct() -> str:
-    return _pct(overlap_slowdown("h100")[0], 1)
+    return sh.pct(overlap_slowdown("h100")[0], 1)
 
 
 @fact("nb04.bubble_default_pct")
 def bubble_default_pct() -> str:
-    return f"{_answer('predict-bubble-default'):.1f}"
+    return f"{sh.answer('predict-bubble-default'):.1f}"
 
 
 @fact("nb04.default_microbatches")
 def default_microbatches() -> str:
-    return f"{_default_70b().config['n_microbatches']:.0f}"
+    return f"{sh.default_70b().config['n_microbatches']:.0f}"
 
 
 @fact("nb04.default_bubble_denominator")
 def default_bubble_denominator() -> str:
-    e = _default_70b()
+    e = sh.default_70b()
     return f"{e.config['n_microbatches'] + e.config['pp'] - 1:.0f}"
 
 
@@ -133,33 +104,33 @@ def default_bubble_denominator() -> str:
 
 @fact("nb04.val_median")
 def val_median() -> str:
-    return _signed(training.error_band().median)
+    return sh.signed(training.error_band().median)
 
 
 @fact("nb04.val_low")
 def val_low() -> str:
-    return _signed(training.error_band().low)
+    return sh.signed(training.error_band().low)
 
 
 @fact("nb04.val_high")
 def val_high() -> str:
-    return _signed(training.error_band().high)
+    return sh.signed(training.error_band().high)
 
 
 @fact("nb04.val_n_targets")
 def val_n_targets() -> str:
-    return f"{len(_targets())}"
+    return f"{len(sh.targets())}"
 
 
 @fact("nb04.val_within_15")
 def val_within_15() -> str:
-    return f"{int((_targets()['error'].abs() <= 0.15).sum())}"
+    return f"{int((sh.targets()['error'].abs() <= 0.15).sum())}"
 
 
 @fact("nb04.val_a100_range")
 def val_a100_range() -> str:
-    e = _errors()[list(_A100_RUNS)]
-    return f"{_signed(e.min())} % to {_signed(e.max())}"
+    e = sh.errors()[list(sh.A100_RUNS)]
+    return f"{sh.signed(e.min())} % to {sh.signed(e.max())}"
 
 
 @fact("nb04.a100_mamf_tflops")
@@ -179,23 +150,23 @@ def bloom_reported_tflops() -> str:
 
 @fact("nb04.val_llama_8k")
 def val_llama_8k() -> str:
-    return _signed(_errors()["llama31-405b-8k"])
+    return sh.signed(sh.errors()["llama31-405b-8k"])
 
 
 @fact("nb04.val_llama_128k")
 def val_llama_128k() -> str:
-    return _signed(_errors()["llama31-405b-128k"])
+    return sh.signed(sh.errors()["llama31-405b-128k"])
 
 
 def _mb_dense():
-    err = _errors()
+    err = sh.errors()
     return err[[i for i in err.index if i.startswith("mb-") and "deepseek" not in i]]
 
 
 @fact("nb04.val_mb_dense_range")
 def val_mb_dense_range() -> str:
     e = _mb_dense()
-    return f"{_signed(e.min())} % to {_signed(e.max())}"
+    return f"{sh.signed(e.min())} % to {sh.signed(e.max())}"
 
 
 @fact("nb04.val_mb_dense_within_10")
@@ -206,24 +177,24 @@ def val_mb_dense_within_10() -> str:
 
 @fact("nb04.val_mb_405b_gb200")
 def val_mb_405b_gb200() -> str:
-    return _signed(_errors()["mb-llama31-405b-gb200"])
+    return sh.signed(sh.errors()["mb-llama31-405b-gb200"])
 
 
 @fact("nb04.val_mb_deepseek")
 def val_mb_deepseek() -> str:
-    return _signed(_errors()["mb-deepseek-v3-gb200"])
+    return sh.signed(sh.errors()["mb-deepseek-v3-gb200"])
 
 
 @fact("nb04.val_deepseek_h800")
 def val_deepseek_h800() -> str:
-    return _signed(_errors()["deepseek-v3-h800"])
+    return sh.signed(sh.errors()["deepseek-v3-h800"])
 
 
 @fact("nb04.val_maxtext_range")
 def val_maxtext_range() -> str:
-    err = _errors()
+    err = sh.errors()
     e = err[[i for i in err.index if i.startswith("maxtext")]]
-    return f"{_signed(e.min())} % to {_signed(e.max())}"
+    return f"{sh.signed(e.min())} % to {sh.signed(e.max())}"
 
 
 @fact("nb04.centring_factor")
@@ -236,17 +207,17 @@ def centring_factor() -> str:
 
 @fact("nb04.ideal_share_405b_pct")
 def ideal_share_405b_pct() -> str:
-    return f"{_answer('predict-ideal-share-405b'):.0f}"
+    return f"{sh.answer('predict-ideal-share-405b'):.0f}"
 
 
 @fact("nb04.ideal_step_405b_s")
 def ideal_step_405b_s() -> str:
-    return f"{_waterfall_405b()['seconds'].iloc[0]:.1f}"
+    return f"{sh.waterfall_405b()['seconds'].iloc[0]:.1f}"
 
 
 @fact("nb04.step_405b_s")
 def step_405b_s() -> str:
-    return f"{_waterfall_405b()['cumulative_s'].iloc[-1]:.1f}"
+    return f"{sh.waterfall_405b()['cumulative_s'].iloc[-1]:.1f}"
 
 
 # -- section 5: Article 1's MFU figures ------------------------------------------------------------------------------
@@ -254,18 +225,18 @@ def step_405b_s() -> str:
 
 @fact("nb04.full_over_causal_70b_8k")
 def full_over_causal_70b_8k() -> str:
-    return f"{_answer('mfu-full-vs-causal-70b'):.1f}"
+    return f"{sh.answer('mfu-full-vs-causal-70b'):.1f}"
 
 
 @fact("nb04.full_over_causal_70b_4k")
 def full_over_causal_70b_4k() -> str:
-    b = _mfu_compare()["h100"]
-    return _pct(b.mfu / b.mfu_as("causal") - 1, 1)
+    b = sh.mfu_compare()["h100"]
+    return sh.pct(b.mfu / b.mfu_as("causal") - 1, 1)
 
 
 @fact("nb04.full_over_causal_8b_8k")
 def full_over_causal_8b_8k() -> str:
-    return f"{_answer('mfu-full-vs-causal-8b'):.1f}"
+    return f"{sh.answer('mfu-full-vs-causal-8b'):.1f}"
 
 
 def _tpu_gemm():
@@ -288,7 +259,7 @@ def tpu_gemm_shape() -> str:
 
 @fact("nb04.tpu_gemm_pct")
 def tpu_gemm_pct() -> str:
-    return _pct(_tpu_gemm().fraction, 1)
+    return sh.pct(_tpu_gemm().fraction, 1)
 
 
 @fact("nb04.v5p_gemm_where")
@@ -300,7 +271,7 @@ def v5p_gemm_where() -> str:
 
 @fact("nb04.v5p_attention_pct")
 def v5p_attention_pct() -> str:
-    return _pct(measured_efficiency("tpu-v5p", "attention")[0].fraction, 1)
+    return sh.pct(measured_efficiency("tpu-v5p", "attention")[0].fraction, 1)
 
 
 @fact("nb04.v5p_attention_share_of_gemm")
@@ -312,7 +283,7 @@ def v5p_attention_share_of_gemm() -> str:
 
 @fact("nb04.h100_gemm_pct")
 def h100_gemm_pct() -> str:
-    return _pct(measured_efficiency("h100")[0].fraction, 1)
+    return sh.pct(measured_efficiency("h100")[0].fraction, 1)
 
 
 @fact("nb04.tpu_gemm_small_shape")
@@ -329,49 +300,49 @@ def tpu_gemm_small_pct() -> str:
 
 @fact("nb04.cmp_mfu_causal_h100")
 def cmp_mfu_causal_h100() -> str:
-    return _pct(_mfu_compare()["h100"].mfu_as("causal"))
+    return sh.pct(sh.mfu_compare()["h100"].mfu_as("causal"))
 
 
 @fact("nb04.cmp_mfu_causal_v5p")
 def cmp_mfu_causal_v5p() -> str:
-    return _pct(_mfu_compare()["tpu-v5p"].mfu_as("causal"))
+    return sh.pct(sh.mfu_compare()["tpu-v5p"].mfu_as("causal"))
 
 
 @fact("nb04.cmp_gemm_gap_points")
 def cmp_gemm_gap_points() -> str:
-    return _pct(_tpu_gemm().fraction - measured_efficiency("h100")[0].fraction)
+    return sh.pct(_tpu_gemm().fraction - measured_efficiency("h100")[0].fraction)
 
 
 @fact("nb04.cmp_layout_h100")
 def cmp_layout_h100() -> str:
-    return layout_label(_mfu_compare()["h100"].config)
+    return layout_label(sh.mfu_compare()["h100"].config)
 
 
 @fact("nb04.cmp_layout_v5p")
 def cmp_layout_v5p() -> str:
-    return layout_label(_mfu_compare()["tpu-v5p"].config)
+    return layout_label(sh.mfu_compare()["tpu-v5p"].config)
 
 
 def _share(chip: str, component: str) -> float:
-    b = _mfu_compare()[chip].breakdown().set_index("component")
+    b = sh.mfu_compare()[chip].breakdown().set_index("component")
     return float(b.loc[component, "share"])
 
 
 @fact("nb04.cmp_h100_overlap_share")
 def cmp_h100_overlap_share() -> str:
-    return _pct(_share("h100", "compute slowed by hidden comm"))
+    return sh.pct(_share("h100", "compute slowed by hidden comm"))
 
 
 @fact("nb04.cmp_v5p_overlap_share")
 def cmp_v5p_overlap_share() -> str:
-    return _pct(_share("tpu-v5p", "compute slowed by hidden comm"))
+    return sh.pct(_share("tpu-v5p", "compute slowed by hidden comm"))
 
 
 @fact("nb04.cmp_h100_tp_share")
 def cmp_h100_tp_share() -> str:
-    return _pct(_share("h100", "tensor-parallel comm"))
+    return sh.pct(_share("h100", "tensor-parallel comm"))
 
 
 @fact("nb04.v5p_hbm_pct")
 def v5p_hbm_pct() -> str:
-    return _pct(achievable_hbm_fraction("tpu-v5p").fraction)
+    return sh.pct(achievable_hbm_fraction("tpu-v5p").fraction)

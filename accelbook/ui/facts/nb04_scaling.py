@@ -12,55 +12,35 @@ from accelbook.specs.clusters import get_cluster
 from accelbook.specs.models import get_model
 from accelbook.ui.dashboards import layout_label
 from accelbook.ui.facts import fact, value
-from accelbook.ui.facts.nb04_shared import (
-    answer as _answer,
-)
-from accelbook.ui.facts.nb04_shared import (
-    default_70b as _default_70b,
-)
-from accelbook.ui.facts.nb04_shared import (
-    pct as _pct,
-)
-from accelbook.ui.facts.nb04_shared import (
-    scaling_claims as _scaling_claims,
-)
-from accelbook.ui.facts.nb04_shared import (
-    sci as _sci,
-)
-from accelbook.ui.facts.nb04_shared import (
-    validation as _validation,
-)
-from accelbook.ui.facts.nb04_shared import (
-    waterfall_405b as _waterfall_405b,
-)
+from accelbook.ui.facts import nb04_shared as sh
 
 # -- section 6: scaling --------------------------------------------------------------------------------------------
 
 
 @fact("nb04.h100_weak_scaling_pct")
 def h100_weak_scaling_pct() -> str:
-    return f"{_answer('predict-h100-weak-scaling'):.0f}"
+    return f"{sh.answer('predict-h100-weak-scaling'):.0f}"
 
 
 @fact("nb04.trillium_eff_12_pods")
 def trillium_eff_12_pods() -> str:
-    return _pct(_scaling_claims()[0], 1)
+    return sh.pct(sh.scaling_claims()[0], 1)
 
 
 @fact("nb04.trillium_eff_24_pods")
 def trillium_eff_24_pods() -> str:
-    return _pct(_scaling_claims()[1], 1)
+    return sh.pct(sh.scaling_claims()[1], 1)
 
 
 @fact("nb04.mlperf_layout_3584")
 def mlperf_layout_3584() -> str:
-    return str(_scaling_claims()[2].loc[3584, "layout"])
+    return str(sh.scaling_claims()[2].loc[3584, "layout"])
 
 
 @fact("nb04.mlperf_replica_chips")
 def mlperf_replica_chips() -> str:
     # why the model gives no number at 768 chips: the fixed layout's tp·cp·pp does not divide it (the row's note)
-    return re.search(r"tp·cp·pp = (\d+)", str(_scaling_claims()[2].loc[768, "note"]))[1]
+    return re.search(r"tp·cp·pp = (\d+)", str(sh.scaling_claims()[2].loc[768, "note"]))[1]
 
 
 @fact("nb04.h100_8192_comm_share")
@@ -69,7 +49,7 @@ def h100_8192_comm_share() -> str:
     counts = [2**k for k in range(6, 14)]
     df = training.scaling("gpt3-175b", None, counts, 2048, batch_tokens_per_chip=2048, cluster=get_cluster("dgx-h100"),
                           microbatch=[1, 2], vp=[1, 4])
-    return _pct(df.set_index("n_chips").loc[8192, "comm_share"])
+    return sh.pct(df.set_index("n_chips").loc[8192, "comm_share"])
 
 
 # -- section 7 and after: goodput, the pitfall, the exercises -----------------------------------------------------------
@@ -77,11 +57,11 @@ def h100_8192_comm_share() -> str:
 
 @fact("nb04.goodput_pct")
 def goodput_pct() -> str:
-    return _pct(training.published_goodput().fraction)
+    return sh.pct(training.published_goodput().fraction)
 
 
 def _tp_overlap_effect():
-    exposed, hidden = _default_70b(), _default_70b(0.8)
+    exposed, hidden = sh.default_70b(), sh.default_70b(0.8)
     return (exposed.time["t_tp_comm_s"] - hidden.time["t_tp_comm_s"], exposed.step_time_s - hidden.step_time_s,
             exposed.time["t_overlap_s"], hidden.time["t_overlap_s"])
 
@@ -113,7 +93,7 @@ def params_70b_e9() -> str:
 
 @fact("nb04.state_70b_gb")
 def state_70b_gb() -> str:
-    return f"{_answer('model-state-70b'):,.0f}"
+    return f"{sh.answer('model-state-70b'):,.0f}"
 
 
 @fact("nb04.state_70b_zero_gb")
@@ -123,12 +103,12 @@ def state_70b_zero_gb() -> str:
 
 @fact("nb04.bubble_8_32_pct")
 def bubble_8_32_pct() -> str:
-    return f"{_answer('bubble-8-32'):.1f}"
+    return f"{sh.answer('bubble-8-32'):.1f}"
 
 
 @fact("nb04.flops_per_token_405b")
 def flops_per_token_405b() -> str:
-    return _sci(get_model("llama-3.1-405b").flops_per_token(8192, training=True, causal=True))
+    return sh.sci(get_model("llama-3.1-405b").flops_per_token(8192, training=True, causal=True))
 
 
 @fact("nb04.h100_peak_tflops")
@@ -138,27 +118,27 @@ def h100_peak_tflops() -> str:
 
 @fact("nb04.days_405b_s")
 def days_405b_s() -> str:
-    return _sci(_answer("days-405b") * 86400)
+    return sh.sci(sh.answer("days-405b") * 86400)
 
 
 @fact("nb04.days_405b")
 def days_405b() -> str:
-    return f"{_answer('days-405b'):.0f}"
+    return f"{sh.answer('days-405b'):.0f}"
 
 
 @fact("nb04.days_405b_goodput")
 def days_405b_goodput() -> str:
-    return f"{_answer('days-405b') / training.published_goodput().fraction:.0f}"
+    return f"{sh.answer('days-405b') / training.published_goodput().fraction:.0f}"
 
 
 @fact("nb04.mfu_default_pct")
 def mfu_default_pct() -> str:
-    return _pct(_default_70b().mfu)
+    return sh.pct(sh.default_70b().mfu)
 
 
 @fact("nb04.mfu_tp_overlap_pct")
 def mfu_tp_overlap_pct() -> str:
-    return f"{_answer('whatif-tp-overlap-08'):.0f}"
+    return f"{sh.answer('whatif-tp-overlap-08'):.0f}"
 
 
 @functools.cache
@@ -170,17 +150,17 @@ def _meta_405b(zero_stage: int, recompute: str):
 
 @fact("nb04.meta_z1_selective_mfu")
 def meta_z1_selective_mfu() -> str:
-    return _pct(_meta_405b(1, "selective").mfu)
+    return sh.pct(_meta_405b(1, "selective").mfu)
 
 
 @fact("nb04.meta_z1_full_mfu")
 def meta_z1_full_mfu() -> str:
-    return _pct(_meta_405b(1, "full").mfu)
+    return sh.pct(_meta_405b(1, "full").mfu)
 
 
 @fact("nb04.meta_z3_none_mfu")
 def meta_z3_none_mfu() -> str:
-    return _pct(_meta_405b(3, "none").mfu)
+    return sh.pct(_meta_405b(3, "none").mfu)
 
 
 @functools.cache
@@ -201,7 +181,7 @@ def search_best_cp() -> str:
 
 @fact("nb04.search_best_mfu")
 def search_best_mfu() -> str:
-    return _pct(_search_best_70b().mfu)
+    return sh.pct(_search_best_70b().mfu)
 
 
 @fact("nb04.search_best_overlap08_layout")
@@ -211,13 +191,13 @@ def search_best_overlap08_layout() -> str:
 
 @fact("nb04.search_best_overlap08_mfu")
 def search_best_overlap08_mfu() -> str:
-    return _pct(_search_best_70b(0.8).mfu)
+    return sh.pct(_search_best_70b(0.8).mfu)
 
 
 @functools.cache
 def _ideal_errors():
     # each published run's waterfall starts at the ideal step; its error there is the run read at peak
-    return [float(training.waterfall(rid)["error"].iloc[0]) for rid in _validation()["id"]]
+    return [float(training.waterfall(rid)["error"].iloc[0]) for rid in sh.validation()["id"]]
 
 
 @fact("nb04.wf_runs")
@@ -246,7 +226,7 @@ def llama3_snapshot_days() -> str:
 
 
 def _wf405_term(field: str) -> float:
-    w = _waterfall_405b().set_index("field")
+    w = sh.waterfall_405b().set_index("field")
     return float(w.loc[field, "term_s"] if field != "t_gemm_s" else w.loc[field, "seconds"])
 
 
