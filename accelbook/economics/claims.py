@@ -281,7 +281,10 @@ _ARTICLE = re.compile(r"docs/bibliography\.md#(article-\d)")
 
 
 def _md(text: str) -> str:
-    """Escape what Markdown (and JupyterLab's maths) would read as markup, as the bibliography does."""
+    """Escape what Markdown (and JupyterLab's maths) would read as markup, as the bibliography does. A dollar
+    sign is written ``USD`` (``USD 12``) ("$12-15 ... $8-11" would be one formula to the book's MathJax, which sees the
+    page after Markdown has dropped the escapes)."""
+    text = re.sub(r"\$(?=\s?\d)", "USD ", text).replace("$", "USD")
     for ch in "\\`*_[]<>|$":
         text = text.replace(ch, "\\" + ch)
     return text
