@@ -23,6 +23,7 @@ from accelbook.network import validation as network_validation
 TABLES = {
     "training.validation_table": tr.validation_table,
     "training.error_band": tr.error_band,
+    "training.term_validation_table": tr.term_validation_table,
     "inference.validation_table": inf.validation_table,
     "inference.error_band": inf.error_band,
     "mlperf.server_validation_table": mlperf.server_validation_table,

@@ -63,7 +63,9 @@ Where each part lives (the file list is the table of contents):
   :func:`validation_table` and :func:`error_band` (the band to print next to a predicted MFU or
   tokens/s); :mod:`.waterfall`: a run's step built up from its ideal time, term by term, with the
   error after each term; :mod:`.goodput`: time to train = ideal time / goodput (Llama 3's 90 % by default);
-  :mod:`.mfu`: the one MFU; :mod:`.arguments`: the checks they share.
+  :mod:`.mfu`: the one MFU; :mod:`.arguments`: the checks they share; :mod:`.term_validation`: the model's
+  terms one at a time (a layer, its recomputation, an HBM-bound kernel) against published timings of each,
+  :func:`term_validation_table` and :func:`worst_term`.
 """
 
 from .goodput import PublishedGoodput, check_goodput, goodput_words, published_goodput, time_to_train_words
@@ -82,6 +84,7 @@ from .mfu import (
 from .records import CONFIG_FIELDS, PRECISIONS, RECOMPUTE, RESULT_FIELDS
 from .scaling_curve import scaling, scaling_columns
 from .step import HOURS, MEMORY_LABELS, TIME_LABELS, TrainingEstimate, estimate
+from .term_validation import term_errors, term_measurements, term_validation_table, worst_term
 from .validation import (
     CONVENTIONS,
     METRICS,
@@ -105,4 +108,5 @@ __all__ = [
     "ATTENTION_COUNTS", "PEAKS", "DEFAULT_ATTENTION", "DEFAULT_PEAK", "error_band", "ErrorBand",
     "published_goodput", "PublishedGoodput", "check_goodput", "goodput_words", "time_to_train_words",
     "run_estimate", "run_model", "waterfall", "waterfall_table",
+    "term_validation_table", "term_measurements", "term_errors", "worst_term",
 ]

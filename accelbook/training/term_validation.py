@@ -1,0 +1,131 @@
+"""The model's terms, one at a time, against published timings of that term (``data/term_measurements.toml``).
+
+End-to-end MFU cannot say which term of a step is wrong. Each row here times one part of a step that a
+paper or a kernel library measured on its own, and the training model predicts it with the call that
+computes that part:
+
+- ``layer``: one transformer layer's forward + backward time, per layer, from :func:`~.step.estimate`
+  of the published layout: ``t_layer = (t_gemm + t_attention + t_elementwise + t_recompute + t_tp_comm) / L``
+  (the step's time parts, ``TrainingEstimate.time``, over the ``L`` layers; one microbatch, one stage);
+- ``recompute``: what recomputation adds to that layer, ``t_layer(layout) - t_layer(baseline)``: the
+  recomputed forward and the collectives it repeats;
+- ``elementwise``: an HBM-bound kernel that moves ``bytes`` takes ``bytes / B_hbm`` with ``B_hbm`` the
+  bandwidth every HBM-bound term of the training kernel streams at, the chip's peak × its achievable fraction
+  (:func:`accelbook.specs.measured.achievable_hbm_fraction`, BabelStream).
+
+``error = model_s / published_s - 1``: positive when the model is slower than the measurement.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pandas as pd
+
+from accelbook.specs.chips import get_chip
+from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
+from accelbook.specs.measured import achievable_hbm_fraction
+from accelbook.specs.models import get_model
+
+from .step import estimate
+
+TERMS = ("layer", "recompute", "elementwise")
+#: the time parts of a step that one layer's forward + backward is made of (``TrainingEstimate.time`` keys)
+LAYER_PARTS = ("t_gemm_s", "t_attention_s", "t_elementwise_s", "t_recompute_s", "t_tp_comm_s")
+#: the keys a row of each term has: (required, optional)
+KEYS = {
+    "layer": ({"term", "case", "chip", "model", "layout", "published_ms"}, {"shape"}),
+    "recompute": ({"term", "case", "chip", "model", "layout", "baseline", "published_ms"}, {"shape"}),
+    "elementwise": ({"term", "case", "chip", "bytes_moved", "published_tb_s"}, set()),
+}
+#: the layout keys that are not :func:`estimate` keywords
+RUN_KEYS = ("n_chips", "seq_len", "global_batch_sequences")
+COLUMNS = ["term", "case", "model_s", "published_s", "error", "source", "note"]
+
+
+def term_measurements(path=None) -> dict[str, dict]:
+    """The rows of ``data/term_measurements.toml`` (or ``path``), checked: the keys of the row's term,
+    a table for ``shape``, ``layout`` and ``baseline``, a positive ``bytes_moved``, and the published
+    figure with its source; each row gains ``published_s`` (seconds) and ``provenance``. A malformed row
+    raises a :class:`~accelbook.specs.loader.CatalogueError` naming the file, the row and the key."""
+    path = Path(path or DATA_DIR / "term_measurements.toml")
+    sources = load_sources()
+    rows = {}
+    for rid, e in read_table_file(path).items():
+        if e.get("term") not in TERMS:
+            raise CatalogueError(path, rid, "term", f"must be one of {TERMS}, got {e.get('term')!r}")
+        required, optional = KEYS[e["term"]]
+        check_keys(path, rid, e, required=required, optional=optional)
+        for k in ("shape", "layout", "baseline"):
+            if k in e and not isinstance(e[k], dict):
+                raise CatalogueError(path, rid, k, f"must be a table of keys and values, got {e[k]!r}")
+        if "layout" in e:
+            missing = [k for k in RUN_KEYS if k not in e["layout"]]
+            if missing:
+                raise CatalogueError(path, rid, "layout", f"needs {', '.join(missing)} (the run's size)")
+        if e["term"] == "elementwise":
+            b = e["bytes_moved"]
+            if isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 0:
+                raise CatalogueError(path, rid, "bytes_moved", f"must be a number of bytes > 0, got {b!r}")
+            q = parse_quantity(path, rid, "published_tb_s", e["published_tb_s"], "tb_s", sources)
+            published_s = b / q.value
+        else:
+            q = parse_quantity(path, rid, "published_ms", e["published_ms"], "ms", sources)
+            published_s = q.value
+        rows[rid] = dict(e, published_s=published_s, provenance=q.provenance)
+    return rows
+
+
+def row_model(e: dict):
+    """The model of a layer or recompute row: the catalogue's ``model`` with the fields of ``shape`` replaced."""
+    return dataclasses.replace(get_model(e["model"]), **e.get("shape", {}))
+
+
+def row_estimate(e: dict, **override):
+    """:func:`~.step.estimate` of a row's layout (``override`` replaces layout keys: a recompute row's baseline)."""
+    lay = dict(e["layout"], **override)
+    n, s, B = (lay.pop(k) for k in RUN_KEYS)
+    return estimate(row_model(e), e["chip"], n, B * s, s, **lay)
+
+
+def layer_time_s(est, n_layers: int) -> float:
+    """One layer's forward + backward time (s): the step's :data:`LAYER_PARTS` over ``n_layers`` layers."""
+    return sum(est.time[k] for k in LAYER_PARTS) / n_layers
+
+
+def model_time_s(e: dict) -> float:
+    """The model's time (s) for a row of :func:`term_measurements` (the module docstring says which call)."""
+    if e["term"] == "elementwise":
+        chip = get_chip(e["chip"])
+        return e["bytes_moved"] / (chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction)
+    L = row_model(e).n_layers
+    t = layer_time_s(row_estimate(e), L)
+    if e["term"] == "recompute":
+        t -= layer_time_s(row_estimate(e, **e["baseline"]), L)
+    return t
+
+
+def term_validation_table(path=None) -> pd.DataFrame:
+    """Term by term, the model against published timings: one row per measurement of
+    ``data/term_measurements.toml`` with ``term``, ``case``, ``model_s``, ``published_s``,
+    ``error = model_s / published_s - 1`` (positive: the model is slower), ``source`` (title) and
+    ``note`` (what the source says, and where its time is derived from a throughput)."""
+    rows = []
+    for rid, e in term_measurements(path).items():
+        m = model_time_s(e)
+        rows.append({"id": rid, "term": e["term"], "case": e["case"], "model_s": m, "published_s": e["published_s"],
+                     "error": m / e["published_s"] - 1, "source": e["provenance"].source.title,
+                     "note": e["provenance"].note})
+    return pd.DataFrame(rows, columns=["id", *COLUMNS])
+
+
+def term_errors(table: pd.DataFrame | None = None) -> pd.Series:
+    """Median |error| per term of ``table`` (default :func:`term_validation_table`), largest first."""
+    t = term_validation_table() if table is None else table
+    return t.assign(abs_error=t["error"].abs()).groupby("term")["abs_error"].median().sort_values(ascending=False)
+
+
+def worst_term(table: pd.DataFrame | None = None) -> str:
+    """The term whose median |error| is largest in ``table`` (default :func:`term_validation_table`)."""
+    return str(term_errors(table).index[0])

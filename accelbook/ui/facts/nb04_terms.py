@@ -1,0 +1,75 @@
+"""Facts of notebooks/04_distributed_training.ipynb, section 4's per-term table (keys ``nb04.terms_*``):
+each term of the step against published timings of that term, :func:`accelbook.training.term_validation_table`;
+see :mod:`accelbook.ui.facts`."""
+
+from __future__ import annotations
+
+import functools
+
+from accelbook import training
+from accelbook.ui.facts import fact
+from accelbook.ui.facts import nb04_shared as sh
+
+
+@functools.cache
+def table():
+    return training.term_validation_table()
+
+
+def _errors(term: str):
+    t = table()
+    return t.loc[t["term"] == term, "error"]
+
+
+def _error(rid: str) -> float:
+    return float(table().set_index("id").loc[rid, "error"])
+
+
+@fact("nb04.terms_n_rows")
+def terms_n_rows() -> str:
+    return str(len(table()))
+
+
+@fact("nb04.terms_n_terms")
+def terms_n_terms() -> str:
+    return str(table()["term"].nunique())
+
+
+@fact("nb04.terms_worst")
+def terms_worst() -> str:
+    return training.worst_term(table())
+
+
+@fact("nb04.terms_worst_median")
+def terms_worst_median() -> str:
+    return sh.pct(training.term_errors(table()).iloc[0])
+
+
+@fact("nb04.terms_layer_low")
+def terms_layer_low() -> str:
+    return sh.signed(_errors("layer").min())
+
+
+@fact("nb04.terms_layer_high")
+def terms_layer_high() -> str:
+    return sh.signed(_errors("layer").max())
+
+
+@fact("nb04.terms_full_recompute")
+def terms_full_recompute() -> str:
+    return sh.signed(_error("korthikanti-22b-full-recompute-overhead"))
+
+
+@fact("nb04.terms_selective_recompute")
+def terms_selective_recompute() -> str:
+    return sh.signed(_error("korthikanti-22b-selective-overhead"))
+
+
+@fact("nb04.terms_quack")
+def terms_quack() -> str:
+    return sh.signed(_error("quack-softmax-fp32-16k-131k"))
+
+
+@fact("nb04.terms_compiled")
+def terms_compiled() -> str:
+    return sh.signed(_error("torch-compile-softmax-fp32-16k-131k"))
