@@ -84,3 +84,8 @@ def test_dashboard_summary_carries_the_flag_and_the_band():
     e = training.estimate("llama-3.1-8b", "h100", 8, 2**21, 8192, tp=1, pp=1, cp=4, recompute="none")
     text = nb04.training_view("llama-3.1-8b", "h100", 8, 2**21, 8192, 1, 1, 4, 1, 1, 1, "none", "bf16").summary
     assert (nb04.FLAG in text) == (e.mfu > 0.47) and training.error_band().words() in text
+
+
+def test_ceiling_words_name_the_maximum_or_its_absence():
+    assert "NVIDIA Hopper at bf16: 47.0%" in training.ceiling_words("h100", "bf16")
+    assert "no published run" in training.ceiling_words("b200", "bf16")

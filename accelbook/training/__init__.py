@@ -87,6 +87,7 @@ from .plausibility import (
     MfuCeiling,
     Plausibility,
     ceiling_runs,
+    ceiling_words,
     chip_family,
     mfu_ceiling,
     mfu_flags,
@@ -118,5 +119,5 @@ __all__ = [
     "ATTENTION_COUNTS", "PEAKS", "DEFAULT_ATTENTION", "DEFAULT_PEAK", "error_band", "ErrorBand",
     "published_goodput", "PublishedGoodput", "check_goodput", "goodput_words", "time_to_train_words",
     "run_estimate", "run_model", "waterfall", "waterfall_table",
-    "plausibility", "Plausibility", "mfu_ceiling", "MfuCeiling", "mfu_flags", "ceiling_runs", "CeilingRun", "chip_family",
+    "plausibility", "Plausibility", "mfu_ceiling", "MfuCeiling", "mfu_flags", "ceiling_runs", "ceiling_words", "CeilingRun", "chip_family",
 ]

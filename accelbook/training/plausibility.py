@@ -75,6 +75,10 @@ class MfuCeiling:
     mfu: float
     run: CeilingRun
 
+    def words(self) -> str:
+        """``"the highest MFU published on NVIDIA Hopper at bf16: 47.0 % (NVIDIA/Megatron-LM README, ...)"``."""
+        return f"the highest MFU published on {self.family_name} at {self.precision}: {self.mfu:.1%} ({self.run.source})"
+
 
 @dataclass(frozen=True)
 class Plausibility:
@@ -172,6 +176,14 @@ def _none_note(c: Chip, precision: str) -> str:
     fam = chip_family(c)
     where = f"the {_load()[1][fam]} family" if fam else c.name
     return f"no published run on {where} at {precision} to check this MFU against (no flag)"
+
+
+def ceiling_words(chip: Chip | str, precision: str = "bf16") -> str:
+    """What an MFU on ``chip`` at ``precision`` is checked against, in words: :meth:`MfuCeiling.words`, or that no
+    run is published (``"no published run on the NVIDIA Blackwell family at bf16 ..."``)."""
+    c = instance("chip", chip, Chip, get_chip)
+    ceil = mfu_ceiling(c, precision)
+    return _none_note(c, precision) if ceil is None else ceil.words()
 
 
 def _reason(mfu: float, ceil: MfuCeiling) -> str:
