@@ -63,9 +63,11 @@ Where each part lives (the file list is the table of contents):
   :func:`validation_table` and :func:`error_band` (the band to print next to a predicted MFU or
   tokens/s); :mod:`.waterfall`: a run's step built up from its ideal time, term by term, with the
   error after each term; :mod:`.goodput`: time to train = ideal time / goodput (Llama 3's 90 % by default);
-  :mod:`.mfu`: the one MFU; :mod:`.arguments`: the checks they share; :mod:`.term_validation`: the model's
-  terms one at a time (a layer, its recomputation, an HBM-bound kernel) against published timings of each,
-  :func:`term_validation_table` and :func:`worst_term`.
+  :mod:`.mfu`: the one MFU; :mod:`.plausibility`: :func:`plausibility`, a predicted MFU against the highest
+  MFU any published run reached on the chip's family at that precision (``data/training_mfu_ceilings.toml``),
+  flagged above it (``TrainingEstimate.mfu_flag``, ``search``'s ``mfu_flag`` column); :mod:`.arguments`: the
+  checks they share; :mod:`.term_validation`: the model's terms one at a time (a layer, its recomputation,
+  an HBM-bound kernel) against published timings of each, :func:`term_validation_table` and :func:`worst_term`.
 """
 
 from .goodput import PublishedGoodput, check_goodput, goodput_words, published_goodput, time_to_train_words
@@ -80,6 +82,17 @@ from .mfu import (
     counted_flops_per_token,
     model_flops_utilisation,
     reference_peak_flop_s,
+)
+from .plausibility import (
+    CeilingRun,
+    MfuCeiling,
+    Plausibility,
+    ceiling_runs,
+    ceiling_words,
+    chip_family,
+    mfu_ceiling,
+    mfu_flags,
+    plausibility,
 )
 from .records import CONFIG_FIELDS, PRECISIONS, RECOMPUTE, RESULT_FIELDS
 from .scaling_curve import scaling, scaling_columns
@@ -109,4 +122,5 @@ __all__ = [
     "published_goodput", "PublishedGoodput", "check_goodput", "goodput_words", "time_to_train_words",
     "run_estimate", "run_model", "waterfall", "waterfall_table",
     "term_validation_table", "term_measurements", "term_errors", "worst_term",
+    "plausibility", "Plausibility", "mfu_ceiling", "MfuCeiling", "mfu_flags", "ceiling_runs", "ceiling_words", "CeilingRun", "chip_family",
 ]

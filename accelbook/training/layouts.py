@@ -15,6 +15,7 @@ from .arguments import batch_sequences, chip_count, memory_reserve_fraction, res
 from .kernel import evaluate_layouts, evaluate_rows, rank_layouts
 from .layout import ZERO_STAGES, Layout
 from .mfu import model_flops_utilisation
+from .plausibility import mfu_ceiling, mfu_flags
 from .records import (
     CONFIG_FIELDS,
     CP_COMM,
@@ -144,7 +145,10 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
 
     Returns one row per layout (``top`` rows, or all with ``top=None``): the layout, step time,
     MFU, tokens/s per chip, memory per chip, whether it fits, every time and memory component, and
-    ``why`` (how a runner-up loses to the best: its largest extra cost). ``df.attrs`` holds
+    ``why`` (how a runner-up loses to the best: its largest extra cost), ``mfu_flag`` (``""``, or why the
+    MFU is above the highest MFU published on the chip's family at this precision:
+    :func:`~accelbook.training.plausibility.plausibility`). ``df.attrs`` holds ``mfu_ceiling`` (that
+    published maximum, a :class:`~accelbook.training.plausibility.MfuCeiling`, None where none is published),
     ``n_evaluated``, ``n_fit``, the best :class:`TrainingEstimate` under ``"best"``, and what was
     pinned, derived and searched (:func:`pins`). ``fixed`` pins any dimension of
     :data:`~.records.CONFIG_FIELDS` (``tp=8``, ``dp=64``, ``pp=[8, 16]``, ``recompute="full"``,
@@ -171,8 +175,10 @@ def search(model: Model | str, chip: Chip | str | None, n_chips: int, global_bat
         output_fields("training.search", numbers, fractions={"kernel_mfu"})
     except ValueError:
         output_fields("training.search", out, fractions={"kernel_mfu"})
+    # the plausibility flag on the result rows, vectorised (never in the kernel): one ceiling per chip and precision
+    out["mfu_flag"] = mfu_flags(chip, precision, cols["mfu"])
     # attrs last: pandas deep-copies them into every frame an operation makes (the checks above make many)
-    out.attrs.update(n_evaluated=k, n_fit=n_fit, model=model.name, chip=chip.name, cluster=cl.name, **pins(n, fixed),
+    out.attrs.update(mfu_ceiling=mfu_ceiling(chip, precision), n_evaluated=k, n_fit=n_fit, model=model.name, chip=chip.name, cluster=cl.name, **pins(n, fixed),
                      best=best_est)
     return out
 

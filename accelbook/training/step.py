@@ -21,6 +21,7 @@ from .goodput import check_goodput, time_to_train_words
 from .kernel import evaluate_layout
 from .layout import ZERO_STAGES, Layout, layout_arguments
 from .mfu import ATTENTION_COUNTS, DEFAULT_ATTENTION, DEFAULT_PEAK, PEAKS, convention_name, model_flops_utilisation
+from .plausibility import Plausibility, plausibility
 from .records import (
     CP_COMM,
     GRAD_SYNC,
@@ -89,6 +90,19 @@ class TrainingEstimate:
     mfu_convention: str = convention_name()
     #: (attention, peak) -> MFU in that convention (:meth:`mfu_as`)
     mfu_by_convention: dict = field(repr=False, default_factory=dict)
+    #: ``mfu`` against the highest MFU published on the chip's family at this precision
+    #: (:func:`accelbook.training.plausibility.plausibility`); None only for an estimate built by hand
+    plausibility: Plausibility | None = field(repr=False, default=None)
+
+    @property
+    def mfu_ceiling(self) -> float | None:
+        """The highest MFU any published run reached on this chip's family and precision (None: none published)."""
+        return None if self.plausibility is None else self.plausibility.ceiling
+
+    @property
+    def mfu_flag(self) -> str:
+        """Why ``mfu`` is above :attr:`mfu_ceiling` (with the ceiling and its source), ``""`` when it is not."""
+        return "" if self.plausibility is None else self.plausibility.flag
 
     def mfu_as(self, attention: str = DEFAULT_ATTENTION, peak: str = DEFAULT_PEAK) -> float:
         """MFU with attention counted "full" or "causal", over the "bf16" peak or the run's "precision"
@@ -251,6 +265,7 @@ def to_estimate(out: np.record, model: Model, chip: Chip, cl: Cluster, n: int, c
         memory_capacity_bytes=usable_memory_bytes(chip.hbm_bytes, reserve), fits=bool(r["fits"]),
         time=time, memory=memory, assumptions=assumptions(notes, cl, flash, reserve),
         mfu_convention=convention_name(DEFAULT_ATTENTION, DEFAULT_PEAK, p), mfu_by_convention=mfus,
+        plausibility=plausibility(chip, p, mfus[(DEFAULT_ATTENTION, DEFAULT_PEAK)]),
     )
 
 

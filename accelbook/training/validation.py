@@ -14,6 +14,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from accelbook.checks import one_of
@@ -137,7 +138,9 @@ def validation_table(path=None) -> pd.DataFrame:
     """Predicted against reported for every published run. Published layout values are pinned;
     the unpublished ones (``assumed`` in the data, not given) are chosen by :func:`search`, the
     fastest that fits memory, as a practitioner would tune them. The metric is expressed in the
-    authors' FLOP-counting convention; ``error`` = predicted / reported - 1."""
+    authors' FLOP-counting convention; ``error`` = predicted / reported - 1. ``mfu_ceiling`` is the highest
+    MFU published on the run's chip family and precision (NaN where none is), ``mfu_flag`` why the
+    predicted ``mfu`` is above it (``""`` when it is not; :func:`~accelbook.training.plausibility.plausibility`)."""
     rows = []
     for rid, e in published_runs(path).items():
         _, pinned = run_layout(e)
@@ -153,7 +156,9 @@ def validation_table(path=None) -> pd.DataFrame:
         rows.append({
             "id": rid, "run": e["name"], "role": e["role"], "chips": e["n_chips"], "metric": e["metric"],
             "convention": e["convention"], "reported": rep, "predicted": pred, "error": pred / rep - 1,
-            "mfu": est.mfu, "mfu_convention": est.mfu_convention, "fits": est.fits, "recompute": c["recompute"],
+            "mfu": est.mfu, "mfu_convention": est.mfu_convention,
+            "mfu_ceiling": np.nan if est.mfu_ceiling is None else est.mfu_ceiling, "mfu_flag": est.mfu_flag,
+            "fits": est.fits, "recompute": c["recompute"],
             "layout": f"tp{c['tp']} cp{c['cp']} pp{c['pp']} vp{c['vp']} dp{c['dp']} ep{c['ep']} "
                       f"mb{c['microbatch']} zero{c['zero_stage']} {c['recompute']} {c['precision']} sync:{c['grad_sync']} {c['schedule']}",
             "searched": ", ".join(searched), "source": e["reported_provenance"].source.title,

@@ -88,6 +88,7 @@ def _template_scaling() -> dict:
     y = alt.Y("efficiency:Q", title="scaling efficiency (tokens/s per chip ÷ smallest)",
               scale=alt.Scale(domainMin=0), axis=alt.Axis(format="%"))
     tip = ["system:N", "n_chips:Q", alt.Tooltip("efficiency:Q", format=".2%"), alt.Tooltip("mfu:Q", format=".1%"),
+           alt.Tooltip("mfu_flag:N", title="⚑ MFU above the published maximum"),
            alt.Tooltip("comm_share:Q", format=".1%", title="comm + bubble share"), "layout:N",
            alt.Tooltip("efficiency_note:N", title="above 100 % because")]
     data = named_data("scaling")
@@ -110,10 +111,14 @@ def _template_scaling() -> dict:
 def scaling_chart(df: pd.DataFrame, title: str = "") -> Figure:
     """Scaling efficiency (axis from 0, dashed line at 100 %) and the communication share against chip
     count, one line per system. A point above 100 % is ringed and labelled with its reason
-    (``efficiency_note``, from :func:`accelbook.training.scaling`); a frame without that column has none."""
+    (``efficiency_note``, from :func:`accelbook.training.scaling`); a frame without that column has none. An MFU
+    above the highest MFU published on its chip family (``mfu_flag``, :func:`accelbook.training.mfu_flags`) says
+    so in the tooltip beside the MFU; the chart plots efficiency, not MFU, so no point is drawn differently."""
     if "efficiency_note" not in df:
         df = df.assign(efficiency_note="")
-    cols = ["system", "n_chips", "efficiency", "efficiency_note", "mfu", "comm_share", "layout"]
+    if "mfu_flag" not in df:
+        df = df.assign(mfu_flag="")
+    cols = ["system", "n_chips", "efficiency", "efficiency_note", "mfu", "mfu_flag", "comm_share", "layout"]
     # the reason of each system's largest point above 100 %, written in the empty lower half
     above = np.flatnonzero(df["efficiency"].to_numpy() > 1)
     last = above[largest_per_system(df["system"].to_numpy()[above], df["n_chips"].to_numpy()[above])]

@@ -76,6 +76,27 @@ def _step_frames(layouts: Mapping[str, Mapping[str, float]]) -> tuple[pd.DataFra
     return t, m
 
 
+#: the mark next to an MFU above the highest MFU any published run reached on its chip family and precision
+FLAG = "⚑"
+
+
+def mfu_check_words(p: training.Plausibility | None) -> str:
+    """What an MFU was checked against, for the text beside it: the flag with the published maximum and its
+    source where it is above it, the maximum where it is not, "no published run" where none is."""
+    if p is None:
+        return ""
+    if p.flagged:
+        return f"**{FLAG} {p.flag}**"
+    if p.ceiling is None:
+        return p.note
+    return f"below the {p.ceiling:.1%} published maximum ({p.source})"
+
+
+def mfu_cell(mfu: float, flag: str, ceiling: float | None) -> str:
+    """A table's MFU cell: ``"63.7% ⚑ > 47.0%"`` when flagged, ``"41.2%"`` when not."""
+    return f"{mfu:.1%} {FLAG} > {ceiling:.1%}" if flag else f"{mfu:.1%}"
+
+
 def _estimate_summary(e: training.TrainingEstimate, train_tokens: float, goodput: float | None = None) -> str:
     fit = "fits" if e.fits else f"**{e.why_not_fit()}**"
     band = training.error_band().words()
@@ -84,6 +105,7 @@ def _estimate_summary(e: training.TrainingEstimate, train_tokens: float, goodput
         f"**MFU {e.mfu:.1%}** ({e.mfu_convention}, as PaLM and Megatron-LM count it; "
         f"{e.mfu_as('causal'):.1%} with causal attention; HFU {e.hfu:.1%}), {e.tokens_per_s_per_chip:,.0f} tokens/s per chip, "
         f"{e.memory_per_chip_bytes / 1e9:.1f} GB per chip of {e.memory_capacity_bytes / 1e9:.0f} usable: {fit}.",
+        f"MFU check: {mfu_check_words(e.plausibility)}. "
         f"Error band of these MFU and tokens/s figures: {band} (predicted / reported − 1 on the validation table; "
         "positive = the model is optimistic).",
     ]
@@ -114,7 +136,7 @@ def training_view(model, chip, n_chips, batch_tokens, seq_len, tp, pp, cp, vp, m
         best = _best_layout(model, chip, n_chips, batch_tokens, seq_len, precision, tp_overlap)
         ests["search's best: " + layout_label(best.config)] = _step_parts(best)
         note = (f"\n\nThe search's best layout is **{mine.step_time_s / best.step_time_s:.2f}× faster** "
-                f"than yours (MFU {best.mfu:.1%})." if mine.step_time_s > best.step_time_s * 1.0005 or not mine.fits
+                f"than yours (MFU {mfu_cell(best.mfu, best.mfu_flag, best.mfu_ceiling)})." if mine.step_time_s > best.step_time_s * 1.0005 or not mine.fits
                 else "\n\nYour layout is the fastest that fits.")
     except ValueError as err:
         note = f"\n\nSearch: {err}"
@@ -168,16 +190,16 @@ def search_view(model, chip, n_chips, batch_tokens, seq_len, precision) -> View:
     fig = charts.step_chart(t, m, best.memory_capacity_bytes / 1e9,
                             title=f"the fastest layouts that fit ({attrs['n_fit']:,} of "
                                   f"{attrs['n_evaluated']:,} fit)")
-    h = df.head(12)
+    h, ceil = df.head(12), attrs["mfu_ceiling"]
     table = pd.DataFrame({**{k: h[k] for k in (*LAYOUT_KEYS, "grad_sync")},
                           "step": [fmt_si(v, "s") for v in h["step_time_s"].tolist()],
-                          "MFU": ["{:.1%}".format(v) for v in h["mfu"].tolist()],
+                          "MFU": [mfu_cell(v, f, ceil and ceil.mfu) for v, f in zip(h["mfu"].tolist(), h["mfu_flag"].tolist())],
                           "memory": ["{:.1f} GB".format(v) for v in (h["memory_per_chip_bytes"].to_numpy() / 1e9).tolist()],
                           "why": h["why"]})
     summary = (f"Evaluated **{attrs['n_evaluated']:,} layouts**, {attrs['n_fit']:,} fit in memory. Best: "
                f"**{layout_label(best.config)}**, gradients synced every {best.config['grad_sync']}, "
                f"MFU {best.mfu:.1%}, {best.tokens_per_s_per_chip:,.0f} tokens/s per chip "
-               f"({training.error_band().words()}). "
+               f"({training.error_band().words()}); MFU check: {mfu_check_words(best.plausibility)}. "
                f"Searched: {', '.join(attrs['searched'])}. "
                "`why` says what costs each runner-up most compared with the best.")
     return View(t, fig, summary, table=table)
@@ -222,6 +244,7 @@ def _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) -> di
         keep = ~np.isnan(cols["efficiency"])
         out = {k: np.full(int(keep.sum()), name, dtype=object) if k == "system" else np.asarray(cols[k], dtype=t)[keep]
                for k, t in _SCALING_COLUMNS.items()}
+    out["mfu_flag"] = training.mfu_flags(cl.chip_id, "bf16", out["mfu"])
     for v in out.values():
         v.flags.writeable = False
     return out
@@ -231,20 +254,25 @@ def scaling_view(model, systems, seqs_per_chip, seq_len, max_chips, bw_scale=1.0
     require_some(systems, "system")
     parts = {name: _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) for name in systems}
     missing = [name for name, p in parts.items() if not len(p["n_chips"])]
-    data = pd.DataFrame({k: np.concatenate([p[k] for p in parts.values()]) for k in _SCALING_COLUMNS})
+    data = pd.DataFrame({k: np.concatenate([p[k] for p in parts.values()]) for k in (*_SCALING_COLUMNS, "mfu_flag")})
     if data.empty:
         raise ValueError(f"{model} fits on none of these systems up to {max_chips:,} chips with "
                          f"{seqs_per_chip:g} sequences of {seq_len:,} tokens per chip; raise the largest fleet "
                          "or lower the sequences per chip")
     fig = charts.scaling_chart(data, title=f"weak scaling, {seqs_per_chip:g} sequence{'s' if seqs_per_chip != 1 else ''} "
                                                         f"of {seq_len:,} tokens per chip")
-    last = {k: data[k].to_numpy() for k in ("system", "efficiency", "efficiency_note", "mfu", "comm_share", "layout")}
+    last = {k: data[k].to_numpy() for k in ("system", "efficiency", "efficiency_note", "mfu", "comm_share", "layout",
+                                            "mfu_flag")}
     at = largest_per_system(last["system"], data["n_chips"].to_numpy())
     last = [dict(zip(last, r)) for r in zip(*(v[at].tolist() for v in last.values()))]
     summary = "" if not missing else f"Nothing fits on {', '.join(missing)} at these settings. "
     summary += "At the largest size: " + "; ".join(
-        f"**{r['system']}** {r['efficiency']:.1%} efficiency, MFU {r['mfu']:.0%}, comm + bubble {r['comm_share']:.0%} "
+        f"**{r['system']}** {r['efficiency']:.1%} efficiency, MFU {r['mfu']:.0%}"
+        f"{f' **{FLAG}**' if r['mfu_flag'] else ''}, comm + bubble {r['comm_share']:.0%} "
         f"({r['layout']})" for r in last) + f". MFU error band: {training.error_band().words()}."
+    flagged = [r for r in last if r["mfu_flag"]]
+    if flagged:
+        summary += " " + FLAG + " " + "; ".join(f"{r['system']}: {r['mfu_flag']}" for r in flagged) + "."
     above = [r for r in last if r["efficiency"] > 1.0]
     if above:
         summary += ("\n\nAbove 100 %: " + "; ".join(f"**{r['system']}**, {r['efficiency_note']}" for r in above)
@@ -252,8 +280,8 @@ def scaling_view(model, systems, seqs_per_chip, seq_len, max_chips, bw_scale=1.0
                       "axes has fewer links per chip; ZeRO-3 shards the optimizer step over more chips), with the "
                       "same layout kept at every size; treat these gains as the model's upper bound, not a measurement.")
     return View(data[["system", "n_chips", "efficiency", "efficiency_note", "mfu", "comm_share"]], fig, summary,
-                table=data[["system", "n_chips", "tokens_per_s_per_chip", "mfu", "efficiency", "efficiency_note",
-                            "comm_share", "layout"]])
+                table=data[["system", "n_chips", "tokens_per_s_per_chip", "mfu", "mfu_flag", "efficiency",
+                            "efficiency_note", "comm_share", "layout"]])
 
 
 @functools.lru_cache(maxsize=1)

@@ -346,3 +346,25 @@ def cmp_h100_tp_share() -> str:
 @fact("nb04.v5p_hbm_pct")
 def v5p_hbm_pct() -> str:
     return sh.pct(achievable_hbm_fraction("tpu-v5p").fraction)
+
+
+# -- plausibility: the highest MFU a published run reached (data/training_mfu_ceilings.toml) -----------------
+
+@fact("nb04.ceiling_h100_bf16")
+def ceiling_h100_bf16() -> str:
+    return sh.pct(training.mfu_ceiling("h100", "bf16").mfu)
+
+
+@fact("nb04.ceiling_h100_fp8")
+def ceiling_h100_fp8() -> str:
+    return sh.pct(training.mfu_ceiling("h100", "fp8").mfu)
+
+
+@fact("nb04.cmp_h100_flag")
+def cmp_h100_flag() -> str:
+    return sh.flag_words("h100", "bf16", sh.mfu_compare()["h100"].mfu)
+
+
+@fact("nb04.cmp_v5p_flag")
+def cmp_v5p_flag() -> str:
+    return sh.flag_words("tpu-v5p", "bf16", sh.mfu_compare()["tpu-v5p"].mfu)

@@ -136,6 +136,16 @@ def mfu_default_pct() -> str:
     return sh.pct(sh.default_70b().mfu)
 
 
+@fact("nb04.mfu_default_flag")
+def mfu_default_flag() -> str:
+    return sh.flag_words("h100", "bf16", sh.default_70b().mfu)
+
+
+@fact("nb04.mfu_tp_overlap_flag")
+def mfu_tp_overlap_flag() -> str:
+    return sh.flag_words("h100", "bf16", sh.default_70b(0.8).mfu)
+
+
 @fact("nb04.mfu_tp_overlap_pct")
 def mfu_tp_overlap_pct() -> str:
     return f"{sh.answer('whatif-tp-overlap-08'):.0f}"
@@ -182,6 +192,16 @@ def search_best_cp() -> str:
 @fact("nb04.search_best_mfu")
 def search_best_mfu() -> str:
     return sh.pct(_search_best_70b().mfu)
+
+
+@fact("nb04.search_best_flag")
+def search_best_flag() -> str:
+    return sh.flag_words("h100", "bf16", _search_best_70b().mfu)
+
+
+@fact("nb04.search_best_overlap08_flag")
+def search_best_overlap08_flag() -> str:
+    return sh.flag_words("h100", "bf16", _search_best_70b(0.8).mfu)
 
 
 @fact("nb04.search_best_overlap08_layout")

@@ -84,3 +84,14 @@ def scaling_claims():
 def state_bytes_per_param() -> int:
     fw = framework_defaults()
     return int(fw.weight_bytes_per_param + fw.grad_bytes_per_param + fw.optimizer_bytes_per_param)
+
+
+def flag_words(chip: str, precision: str, mfu: float) -> str:
+    """The plausibility mark to print beside an MFU (:func:`accelbook.training.plausibility`): ``"⚑ above the 47 %
+    any published run reached"`` or ``"within the 47 % published"``; never empty, so a fact always renders."""
+    p = training.plausibility(chip, precision, mfu)
+    if p.ceiling is None:
+        return "no published maximum to check against"
+    if p.flagged:
+        return f"⚑ above the {pct(p.ceiling)} % any published run reached"
+    return f"within the {pct(p.ceiling)} % published"
