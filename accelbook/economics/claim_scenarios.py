@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 
 from .cost import peak_flop_per_usd
@@ -145,7 +146,7 @@ def split_chips(min_loss=0.05, power_w=None):
     return says, "not supported", f"The compromise loses under {min_loss:.0%} on both workloads.", nums
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _fleet():
     from . import fleet
 

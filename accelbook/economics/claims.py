@@ -19,7 +19,6 @@ writes ``docs/claims.md`` (:func:`render_claims_page`).
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import sys
@@ -29,6 +28,7 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, lookup_source, read_table_file
 
@@ -225,7 +225,7 @@ def evaluate(claim: Claim) -> Verdict:
     return Verdict(claim, says, verdict, reason, nums)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _all() -> tuple[Verdict, ...]:
     return tuple(evaluate(c) for c in load_claims())
 

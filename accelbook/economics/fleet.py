@@ -19,7 +19,6 @@ never lower the fleet's cost (a tested property).
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 
@@ -27,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from accelbook.checks import instance, one_of, positive, positive_array, whole
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.loader import UnknownNameError
 
 HOURS_PER_MONTH = 730.0
@@ -66,7 +66,7 @@ class Pool:
         whole(f"{self.name}: group", self.group)
 
 
-@functools.lru_cache(maxsize=256)
+@catalogue_cache(maxsize=256)
 def _rate(kind: str, model: str, chip: str, group: int, target: float) -> float:
     """tokens/s per chip of one workload kind on one chip (0 if it cannot run or meet the target)."""
     from accelbook import inference, training

@@ -21,12 +21,12 @@ model's claims; nothing in the model is computed from them.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from accelbook.checks import instance, real
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import Chip, base_id, get_chip
 from accelbook.specs.loader import (
     DATA_DIR,
@@ -71,7 +71,7 @@ class PublishedSpeed:
     provenance: Provenance
 
 
-@functools.lru_cache(maxsize=4)
+@catalogue_cache(maxsize=4)
 def _load(path=None) -> tuple[dict, tuple[PublishedSpeed, ...]]:
     path = path or DATA_DIR / "dataflow.toml"
     raw, sources = read_table_file(path), load_sources()

@@ -7,7 +7,10 @@ names, and resolve a name forgivingly (:class:`~accelbook.specs.loader.Catalogue
 name or alias as written, then :func:`~accelbook.specs.loader.fuzzy_key` when one entry matches).
 
 The registered entries are the only state of the specs layer. They live here, beside the caches
-they invalidate: every change bumps :func:`generation`, which keys each kind's merged catalogue.
+they invalidate: every change bumps :func:`generation`, which keys each kind's merged catalogue, and
+clears every cache made with :func:`catalogue_cache` (anything computed from a chip's or a model's
+entry: a training search, a validation table, a measured table checked against a chip's peak, a
+dashboard's data), so that ``register(chip, replace=True)`` and ``unregister`` are seen everywhere.
 ``chips.py``, ``models.py``, ``clusters.py`` and ``fabrics.py`` each declare their kind
 (``CHIPS = Kind("chip", "chips.toml", load_chips, registrable=True)``) and import only this
 module and the loader; ``registry.py`` imports them, never the other way round.
@@ -16,6 +19,7 @@ module and the loader; ``registry.py`` imports them, never the other way round.
 from __future__ import annotations
 
 import functools
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -24,6 +28,7 @@ from .loader import Catalogue, file_keys
 
 _registered: dict[str, dict[str, Any]] = {}
 _state = {"generation": 0}
+_invalidators: list[Callable[[], None]] = []   # the cache_clear of every catalogue_cache
 
 
 def registered(what: str) -> tuple:
@@ -36,16 +41,54 @@ def generation() -> int:
     return _state["generation"]
 
 
+def catalogue_cache(maxsize: int | None = 128) -> Callable[[Callable], Callable]:
+    """``functools.lru_cache(maxsize)`` whose entries are dropped whenever the registered entries change.
+
+    The one invalidation hook for results computed from catalogue entries: every cache keyed (or
+    computed) by a chip or model id uses it, so a chip replaced with ``register(..., replace=True)`` or
+    removed with ``unregister`` is never answered from a cache filled before. ``maxsize=None``: unbounded.
+    """
+    def decorate(fn: Callable) -> Callable:
+        cached = functools.lru_cache(maxsize=maxsize)(fn)
+        _invalidators.append(cached.cache_clear)
+        return cached
+    return decorate
+
+
+def invalidated() -> tuple[Callable[[], None], ...]:
+    """The ``cache_clear`` of every :func:`catalogue_cache` made so far (called on every registry change)."""
+    return tuple(_invalidators)
+
+
+def _changed() -> None:
+    _state["generation"] += 1
+    for clear in _invalidators:
+        clear()
+
+
 def add_registered(what: str, items: Iterable) -> None:
     """Register ``items`` (already checked by the caller) under kind ``what``; an equal id replaces."""
     table = _registered.setdefault(what, {})
     for item in items:
         table[item.id] = item
-    _state["generation"] += 1
+    _changed()
 
 
 def is_registered(entry_id: str) -> bool:
     return any(entry_id in table for table in _registered.values())
+
+
+def drops_measurement(path: Path | str, chip: Any, problem: str,
+                      instead: str = "that measurement is dropped for this chip, which is treated as unmeasured") -> bool:
+    """Whether a measurement of ``path`` that ``chip`` contradicts (a figure above its peak) is set aside
+    for that chip: True, with a warning saying ``problem`` and what is done ``instead``, when ``chip`` is
+    a user's entry registered under that id (the measurement is of the package's part, not the user's);
+    False for the package's own chip, where it is an error in the data that the caller raises."""
+    if not is_registered(chip.id):
+        return False
+    warnings.warn(f"{chip.name} ({chip.id!r}) as registered: {problem} in {Path(path).name}; {instead}",
+                  UserWarning, stacklevel=3)
+    return True
 
 
 def remove_registered(*ids: str) -> None:
@@ -53,14 +96,14 @@ def remove_registered(*ids: str) -> None:
     for table in _registered.values():
         for i in ids:
             table.pop(i, None)
-    _state["generation"] += 1
+    _changed()
 
 
 def clear_registered() -> None:
     """Forget every registered entry."""
     for table in _registered.values():
         table.clear()
-    _state["generation"] += 1
+    _changed()
 
 
 class Kind:

@@ -10,14 +10,14 @@ sibling's fraction, and says so.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from .chips import Chip, base_id, get_chip
+from .catalogue import catalogue_cache, drops_measurement
+from .chips import CHIPS, Chip, base_id, get_chip
 from .loader import DATA_DIR, CatalogueError, Provenance, check_keys, load_sources, parse_quantity, read_table_file
 
 _EFF_KEYS = {"gemm_bf16_tflop_s": "bf16", "gemm_fp8_tflop_s": "fp8", "attention_bf16_tflop_s": "attention"}
@@ -34,7 +34,7 @@ class MeasuredEfficiency:
     provenance: Provenance | None   # None: not measured on this chip; ``borrowed_from`` says whose
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _efficiencies() -> Mapping[tuple[str, str], MeasuredEfficiency]:
     path = DATA_DIR / "matmul_efficiency.toml"
     sources = load_sources()
@@ -48,6 +48,14 @@ def _efficiencies() -> Mapping[tuple[str, str], MeasuredEfficiency]:
             q = parse_quantity(path, cid, key, e[key], "tflop_s", sources)
             peak = chip.peak_flop_s("fp8" if kind == "fp8" else "bf16")
             frac = q.value / peak
+            if frac > 1:   # a registered chip slower than the part measured: that part's fraction, as for a variant
+                part = next((c for c in CHIPS.builtin() if c.id == chip.id), chip)
+                part_frac = q.value / part.peak_flop_s("fp8" if kind == "fp8" else "bf16")
+                if drops_measurement(path, chip, f"a {kind} peak of {peak / 1e12:.0f} TFLOP/s, below the "
+                                                 f"{q.value / 1e12:.0f} TFLOP/s GEMM measured on {chip.id!r}",
+                                     f"the fraction of peak measured on the package's part ({part_frac:.0%}) is applied "
+                                     "to the registered peak"):
+                    frac = part_frac
             if not 0 < frac <= 1:
                 raise CatalogueError(path, cid, key, f"{q.value / 1e12:.0f} TFLOP/s is above the chip's peak "
                                                      f"{peak / 1e12:.0f}; check the figure or the peak")
@@ -63,7 +71,9 @@ _BORROW = {"h200": "h100", "h800": "h100", "gb200": "b200", "b200": "gb200", "ru
 
 def measured_efficiency(chip: Chip | str, kind: str = "bf16") -> tuple[MeasuredEfficiency, str]:
     """The measured large-GEMM (or attention) fraction of peak for ``chip``, and a sentence saying
-    where it comes from (measured on this chip, or borrowed from a sibling)."""
+    where it comes from (measured on this chip, or borrowed from a sibling). A chip a user registered
+    under a measured id with a peak below the measured TFLOP/s takes the fraction measured on the
+    package's part, with a warning (as a what-if variant does)."""
     c = chip if isinstance(chip, Chip) else get_chip(chip)
     if kind not in ("bf16", "fp8", "attention"):
         raise ValueError(f"kind must be 'bf16', 'fp8' or 'attention', got {kind!r}")
@@ -112,7 +122,7 @@ class AttentionCurve:
 _CURVE_KEYS = {"chip", "head_dim", "head_dim_v", "causal"}
 
 
-def _parse_curve(path, label: str, e: Mapping, sources) -> AttentionCurve:
+def _parse_curve(path, label: str, e: Mapping, sources) -> AttentionCurve | None:
     points = sorted((int(k[1:-len("_tflop_s")]), k) for k in e if re.fullmatch(r"s\d+_tflop_s", k))
     check_keys(path, label, e, required={"head_dim", "causal"}, optional=(_CURVE_KEYS | {k for _, k in points}))
     if not points:
@@ -131,6 +141,9 @@ def _parse_curve(path, label: str, e: Mapping, sources) -> AttentionCurve:
     qs = [parse_quantity(path, label, k, e[k], "tflop_s", sources) for _, k in points]
     for (_, k), q in zip(points, qs):
         if q.value > chip.peak_flop_s("bf16"):
+            if drops_measurement(path, chip, f"a bf16 peak of {chip.peak_flop_s('bf16') / 1e12:.0f} TFLOP/s, below "
+                                             f"the {q.value / 1e12:.0f} TFLOP/s attention measured on {chip.id!r}"):
+                return None   # a registered chip slower than the measured part: no curve for it
             raise CatalogueError(path, label, k, f"{q.value / 1e12:.0f} TFLOP/s is above the chip's bf16 peak")
     return AttentionCurve(chip.id, e["head_dim"], e["causal"], tuple(s for s, _ in points),
                           tuple(q.value for q in qs), qs[0].provenance, label, e.get("head_dim_v", e["head_dim"]))
@@ -143,6 +156,8 @@ def load_attention_curves(path) -> Mapping[str, tuple[AttentionCurve, ...]]:
     out: dict[str, list[AttentionCurve]] = {}
     for label, e in read_table_file(path).items():
         cv = _parse_curve(path, label, e, sources)
+        if cv is None:
+            continue
         same = [c for c in out.get(cv.chip_id, []) if (c.causal, c.head_dim) == (cv.causal, cv.head_dim)]
         if same:
             raise CatalogueError(path, label, "head_dim", f"a second {'causal' if cv.causal else 'full-mask'} "
@@ -152,7 +167,7 @@ def load_attention_curves(path) -> Mapping[str, tuple[AttentionCurve, ...]]:
     return MappingProxyType({k: tuple(sorted(v, key=lambda c: (c.causal, c.head_dim))) for k, v in out.items()})
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _attention_curves() -> Mapping[str, tuple[AttentionCurve, ...]]:
     return load_attention_curves(DATA_DIR / "attention_efficiency.toml")
 

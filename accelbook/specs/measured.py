@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from .catalogue import catalogue_cache, drops_measurement
 from .chips import Chip, base_id, get_chip
 from .loader import DATA_DIR, CatalogueError, Provenance, check_keys, load_sources, parse_quantity, read_table_file
 
@@ -45,10 +46,16 @@ HBM_BORROW: Mapping[str, str] = MappingProxyType(
     {"h800": "h100", "b200": "h200", "gb200": "b200"})
 
 
-@functools.lru_cache(maxsize=4)
+@catalogue_cache(maxsize=4)
 def load_hbm_bandwidth(path: Path | str | None = None) -> Mapping[str, MeasuredBandwidth]:
     """Read ``hbm_bandwidth.toml`` (or ``path``): chip id -> :class:`MeasuredBandwidth`, checking that
-    each figure is at most the chip's catalogue peak."""
+    each figure is at most the chip's catalogue peak.
+
+    A figure above the peak of a package chip is an error in the data (a :class:`CatalogueError`). Above
+    the peak of a chip a user registered under that id (``ab.register(chip, replace=True)`` with a lower
+    ``hbm_bw_bytes_per_s``), the measurement is of another part: it is dropped for that chip, with a
+    warning naming the chip and both figures, and the chip is treated as unmeasured (a sibling's
+    fraction or :func:`default_hbm_fraction`). Read again after every registry change."""
     path = Path(path) if path is not None else DATA_DIR / "hbm_bandwidth.toml"
     sources = load_sources()
     out = {}
@@ -63,6 +70,9 @@ def load_hbm_bandwidth(path: Path | str | None = None) -> Mapping[str, MeasuredB
         if peak is None:
             raise CatalogueError(path, cid, "hbm_achievable_tb_s", f"{chip.name} has no HBM bandwidth in chips.toml")
         frac = q.value / peak
+        if frac > 1 and drops_measurement(path, chip, f"{peak / 1e12:.2f} TB/s of HBM bandwidth, below the "
+                                                      f"{q.value / 1e12:.2f} TB/s measured on {chip.id!r}"):
+            continue
         if not 0 < frac <= 1:
             raise CatalogueError(path, cid, "hbm_achievable_tb_s", f"{q.value / 1e12:.2f} TB/s is above the chip's "
                                  f"peak {peak / 1e12:.2f} TB/s; check the figure or the peak")
@@ -129,7 +139,7 @@ def _str_list(path, entry, key, raw: Any) -> tuple[str, ...]:
     return tuple(raw)
 
 
-@functools.lru_cache(maxsize=4)
+@catalogue_cache(maxsize=4)
 def load_overlap_interference(path: Path | str | None = None) -> tuple[OverlapMeasurement, ...]:
     """Read ``overlap_interference.toml`` (or ``path``), in file order."""
     path = Path(path) if path is not None else DATA_DIR / "overlap_interference.toml"
@@ -244,7 +254,7 @@ class AllReduceLatency:
 ALLREDUCE_BORROW: Mapping[str, str] = MappingProxyType({"h800": "h100", "b200": "h200", "gb200": "b200"})
 
 
-@functools.lru_cache(maxsize=4)
+@catalogue_cache(maxsize=4)
 def load_allreduce_latency(path: Path | str | None = None) -> Mapping[str, AllReduceLatency]:
     """Read ``allreduce_latency.toml`` (or ``path``): chip id -> :class:`AllReduceLatency`."""
     path = Path(path) if path is not None else DATA_DIR / "allreduce_latency.toml"

@@ -18,8 +18,6 @@ average), 8 rates × 3 chunk sizes × 5 seeds = 120 runs, a few seconds on two w
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -28,6 +26,7 @@ from accelbook.checks import fraction
 from accelbook.inference.serving import simulate
 from accelbook.inference.step import step_cost
 from accelbook.inference.workload import workload
+from accelbook.specs.catalogue import catalogue_cache
 
 from .engine import run
 from .grid import ERROR
@@ -43,7 +42,7 @@ def default_grid() -> dict:
             "length_sigma": [0.5], "ttft_slo_s": [1.0], "tbt_slo_s": [0.05]}
 
 
-@functools.lru_cache(maxsize=64)
+@catalogue_cache(maxsize=64)
 def _cost(model, chip, n_chips, precision, prompt_mean, output_mean):
     return step_cost(model, chip, n_chips, precision, input_len=prompt_mean, output_len=output_mean)
 

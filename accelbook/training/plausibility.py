@@ -21,13 +21,13 @@ BF16 ceiling of 47 % (Megatron-LM's README, "up to 47 % MFU on H100 clusters"): 
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from accelbook.checks import instance, one_of, real
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import Chip, base_id, get_chip
 from accelbook.specs.loader import (
     DATA_DIR,
@@ -142,7 +142,7 @@ def _run(path, rid: str, e: dict, families: dict, sources) -> CeilingRun:
     return CeilingRun(rid, cid, families[cid], e["precision"], mfu, how, q.provenance)
 
 
-@functools.lru_cache(maxsize=4)
+@catalogue_cache(maxsize=4)
 def _load(path=None) -> tuple[dict[str, str], dict[str, str], tuple[CeilingRun, ...]]:
     path = path or DATA_DIR / "training_mfu_ceilings.toml"
     raw, sources = read_table_file(path), load_sources()

@@ -18,8 +18,9 @@ import numpy as np
 import pandas as pd
 
 from accelbook.checks import one_of
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import Chip, get_chip
-from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
+from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, parse_quantity, read_table_file, user_sources
 from accelbook.specs.models import Model, get_model
 
 from .layouts import search
@@ -90,9 +91,10 @@ def _published_runs(path: str, stamp: tuple) -> dict[str, dict]:
 
 
 def _read_runs(path) -> dict[str, dict]:
-    sources = load_sources()
+    raw = read_table_file(path)
+    sources = user_sources(Path(path), raw, None)   # the file's own [sources.<id>] tables, for this file only
     runs = {}
-    for rid, e in read_table_file(path).items():
+    for rid, e in raw.items():
         check_keys(path, rid, e, required=_RUN_REQUIRED,
                    optional=set(RUN_LAYOUT_DEFAULTS) | {"assumed", "moe_balancing", "unmodelled"})
         if e["metric"] not in METRICS or e["convention"] not in CONVENTIONS or e["role"] not in ROLES:
@@ -101,7 +103,8 @@ def _read_runs(path) -> dict[str, dict]:
         q = parse_quantity(path, rid, "reported", e["reported"], "count", sources)
         for k, v in e.items():
             if isinstance(v, dict) and k != "reported" and v.get("src") not in sources:
-                raise CatalogueError(path, rid, k, f"a setting given with its source needs a src in sources.toml, "
+                raise CatalogueError(path, rid, k, f"a setting given with its source needs a src in sources.toml "
+                                                   f"or in the file's [sources], "
                                                    f"got {v.get('src')!r}")
         runs[rid] = dict(e, reported_value=q.value, reported_provenance=q.provenance)
     return runs
@@ -140,7 +143,33 @@ def validation_table(path=None) -> pd.DataFrame:
     fastest that fits memory, as a practitioner would tune them. The metric is expressed in the
     authors' FLOP-counting convention; ``error`` = predicted / reported - 1. ``mfu_ceiling`` is the highest
     MFU published on the run's chip family and precision (NaN where none is), ``mfu_flag`` why the
-    predicted ``mfu`` is above it (``""`` when it is not; :func:`~accelbook.training.plausibility.plausibility`)."""
+    predicted ``mfu`` is above it (``""`` when it is not; :func:`~accelbook.training.plausibility.plausibility`).
+
+    ``path``: a TOML file of runs in the schema of ``data/training_runs.toml`` (default: that file).
+    Each top-level table ``[run-id]`` is one run: ``name``, ``model`` and ``chip`` (catalogue ids,
+    registered ones included), ``n_chips``, ``seq_len``, ``global_batch_sequences``, ``metric``,
+    ``convention``, ``role`` and ``reported = { value = 41.2, src = "my-report", note = "..." }``, with
+    the optional layout keys of :data:`RUN_LAYOUT_DEFAULTS`, ``assumed``, ``moe_balancing`` and
+    ``unmodelled`` (their meaning: the header of ``data/training_runs.toml``). A user's file may cite
+    its own publications in a ``[sources]`` table, one ``[sources.<id>]`` each with ``title``, ``url``,
+    ``date`` (YYYY, YYYY-MM or YYYY-MM-DD) and ``kind`` (one of
+    :data:`~accelbook.specs.loader.SOURCE_KINDS`: the schema of ``data/sources.toml``)::
+
+        [sources.my-report]
+        title = "Our 8B run on 64 H100"
+        url = "https://example.org/report"
+        date = "2025-06"
+        kind = "primary"
+
+        [my-8b-run]
+        name = "Llama 3.1 8B on 64 H100 (our report)"
+        model = "llama-3.1-8b"
+        ...
+        reported = { value = 0.41, src = "my-report", note = "Table 2" }
+
+    Those sources extend ``data/sources.toml`` for that file only (an id already there is read as the
+    file's; the package's catalogue is unchanged). A ``src`` found in neither, or a malformed entry, is
+    a :class:`~accelbook.specs.loader.CatalogueError` naming the file, the entry and the key."""
     rows = []
     for rid, e in published_runs(path).items():
         _, pinned = run_layout(e)
@@ -187,7 +216,7 @@ def _signed(x: float) -> str:
     return f"{x * 100:+.0f}".replace("-", "\u2212")
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _default_table() -> pd.DataFrame:
     return validation_table()
 
@@ -205,7 +234,7 @@ def error_band(table: pd.DataFrame | None = None, role: str = "target") -> Error
     return _default_band(role) if table is None else _band(table, role)
 
 
-@functools.lru_cache(maxsize=len(ROLES))
+@catalogue_cache(maxsize=len(ROLES))
 def _default_band(role: str) -> ErrorBand:
     return _band(_default_table(), role)
 
@@ -245,7 +274,7 @@ def _run_best(model, chip, n, gbt, s, settings, pinned) -> TrainingEstimate:
     return search(model, chip, n, gbt, s, top=1, **settings, **pinned).attrs["best"]
 
 
-@functools.lru_cache(maxsize=128)
+@catalogue_cache(maxsize=128)
 def _cached_run_best(model_id, balancing, chip_id, n, gbt, s, settings, pinned) -> TrainingEstimate:
     """A run's best estimate, searched once per session (the validation table and the waterfall share it)."""
     e = {"model": model_id} if balancing is None else {"model": model_id, "moe_balancing": balancing}

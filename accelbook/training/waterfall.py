@@ -30,9 +30,10 @@ attention, or the recomputed forward of Narayanan et al. 2021, eq. 3) it reads a
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import pandas as pd
+
+from accelbook.specs.catalogue import catalogue_cache
 
 from .mfu import counted_flops_per_token, reference_peak_flop_s
 from .step import TIME_LABELS, TrainingEstimate
@@ -80,7 +81,7 @@ def step_bars(est: TrainingEstimate, ideal_s: float) -> pd.DataFrame:
     return df
 
 
-@functools.lru_cache(maxsize=64)
+@catalogue_cache(maxsize=64)
 def _waterfall(run_id: str, path) -> pd.DataFrame:
     runs = published_runs(path)
     if run_id not in runs:
@@ -113,7 +114,7 @@ def waterfall(run_id: str, path=None) -> pd.DataFrame:
     return _waterfall(run_id, path).copy()
 
 
-@functools.lru_cache(maxsize=4)
+@catalogue_cache(maxsize=4)
 def _waterfall_table(path) -> pd.DataFrame:
     frames = []
     for rid, e in published_runs(path).items():

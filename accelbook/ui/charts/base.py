@@ -14,7 +14,6 @@ conversion done here and nowhere else.
 
 from __future__ import annotations
 
-import functools
 import json
 import pickle
 from pathlib import Path
@@ -23,6 +22,8 @@ from typing import Any
 import altair as alt
 import numpy as np
 import pandas as pd
+
+from accelbook.specs.catalogue import catalogue_cache
 
 WIDTH = 480
 HEIGHT = 320
@@ -73,7 +74,7 @@ class Figure:
         return {"image/svg+xml": self.to_svg()}
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def vl_version() -> str:
     """vl-convert's name for the Vega-Lite version Altair writes (e.g. 'v6_4')."""
     major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
@@ -96,7 +97,7 @@ def message_figure(message: str) -> Figure:
     return Figure.from_template(_template_message(), msg=pd.DataFrame({"t": [message]}))
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_message() -> dict:
     return alt.Chart(named_data("msg")).mark_text(size=14).encode(text="t:N").properties(width=WIDTH, height=60).to_dict()
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import functools
-
 import altair as alt
 import numpy as np
 import pandas as pd
+
+from accelbook.specs.catalogue import catalogue_cache
 
 from .base import (
     BOUND_COLOURS,
@@ -27,7 +27,7 @@ from .base import (
 
 
 # -- roofline ---------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=2)
+@catalogue_cache(maxsize=2)
 def _template_roofline(with_ops: bool) -> dict:
     # the x domain is set per chart to the curves' span (roofline_chart); legends in one column on the
     # right keep the chart inside a notebook's output area
@@ -90,7 +90,7 @@ def _roofline_figure(curves, op_rows: list[dict] | None, title: str) -> Figure:
     return fig
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_layer_time() -> dict:
     return alt.Chart(named_data("ops")).mark_bar().encode(
         y=alt.Y("op:N", title=None, sort=None),
@@ -122,7 +122,7 @@ VENDOR_COLOURS = ("#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3
                   "#9d755d", "#bcbd22", "#1f77b4", "#17becf")
 
 
-@functools.lru_cache(maxsize=8)
+@catalogue_cache(maxsize=8)
 def _template_peak_bandwidth(precision: str) -> dict:
     x = alt.X("bw_tb_s:Q", scale=alt.Scale(type="log", nice=False, zero=False), title="memory bandwidth (TB/s)")
     y = alt.Y("peak_tflop_s:Q", scale=alt.Scale(type="log", nice=False, zero=False),
@@ -238,7 +238,7 @@ def peak_bandwidth_chart(df: pd.DataFrame, precision: str = "bf16", intensities=
 
 
 # -- inside the chip (notebook 02) ------------------------------------------------------------------
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_dataflows() -> dict:
     base = alt.Chart(named_data("flows")).encode(y=alt.Y("dataflow:N", title=None, sort=["os", "ws", "is"]),
                                             color=alt.Color("dataflow:N", legend=None))
@@ -256,7 +256,7 @@ def dataflow_chart(df: pd.DataFrame, title: str = "") -> Figure:
     return Figure.from_template(_template_dataflows(), title=title, flows=d)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_trace() -> dict:
     busy = alt.Chart(named_data("trace")).mark_area(opacity=0.5, interpolate="step-after").encode(
         x=alt.X("cycle:Q", title="cycle"), y=alt.Y("busy_pes:Q", title="busy PEs (mean per bin)"))
@@ -296,7 +296,7 @@ def trace_chart(trace: pd.DataFrame, pes: int, max_points: int = 600, title: str
                                 cap=pd.DataFrame({"pes": [pes]}), flow=flow)
 
 
-@functools.lru_cache(maxsize=2)
+@catalogue_cache(maxsize=2)
 def _template_pe_grid(labels: bool) -> dict:
     base = alt.Chart(named_data("pes")).encode(x=alt.X("col:O", title="array column"),
                                           y=alt.Y("row:O", title="array row"))
@@ -327,7 +327,7 @@ def pe_grid_chart(states: pd.DataFrame, title: str = "", cycle: int = 0, total_c
     return Figure.from_template(_template_pe_grid(labels), title=title, pes=s[cols], progress=progress)
 
 
-@functools.lru_cache(maxsize=4)
+@catalogue_cache(maxsize=4)
 def _template_sweep(dim: str) -> dict:
     x = alt.X(f"{dim}:Q", title=f"{dim} (elements)")
     y = alt.Y("efficiency_pct:Q", title="share of peak left by shape alone (%)", scale=alt.Scale(domain=[0, 100]))
@@ -350,7 +350,7 @@ def efficiency_sweep_chart(df: pd.DataFrame, dim: str, here: float | None = None
 
 
 # -- designing a chip (notebook 09) -------------------------------------------------------------------
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_design_map() -> dict:
     base = alt.Chart(named_data("cells")).mark_rect().encode(
         x=alt.X("matrix_mm2:O", title="matrix-unit area (mm²)", axis=alt.Axis(labelOverlap=True)),

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import functools
-
 import altair as alt
 import pandas as pd
+
+from accelbook.specs.catalogue import catalogue_cache
 
 from .base import WIDTH, Figure, message_figure, named_data
 
 
 # -- training cost -------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_training_cost() -> dict:
     colour = alt.Color("kind:N", title="kind")
     tps = alt.Chart(named_data("cost")).mark_bar().encode(
@@ -36,7 +36,7 @@ def training_cost_chart(df: pd.DataFrame) -> Figure:
 
 
 # -- token economics (notebook 08) --------------------------------------------------------------------
-@functools.lru_cache(maxsize=8)
+@catalogue_cache(maxsize=8)
 def _template_tornado(x_title: str) -> dict:
     base = alt.Chart(named_data("bars"))
     bar = base.mark_bar().encode(
@@ -60,7 +60,7 @@ def tornado_chart(df: pd.DataFrame, title: str = "", x_title: str = "result") ->
                                 base=pd.DataFrame({"x": [float(df["base_output"].iloc[0])]}))
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_payback() -> dict:
     line = alt.Chart(named_data("flow")).mark_line().encode(
         x=alt.X("month:Q", title="month"), y=alt.Y("cumulative_usd:Q", title="expected cumulative net (USD)"),
@@ -77,7 +77,7 @@ def payback_chart(flows: pd.DataFrame, title: str = "") -> Figure:
                                 zero=pd.DataFrame({"y": [0.0]}))
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_fleet() -> dict:
     return alt.Chart(named_data("hours")).mark_bar().encode(
         y=alt.Y("strategy:N", title=None, sort=None), x=alt.X("usd_per_month:Q", title="USD per month", stack="zero"),

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import functools
-
 import altair as alt
 import numpy as np
 import pandas as pd
+
+from accelbook.specs.catalogue import catalogue_cache
 
 from .base import BOUND_COLOURS, Figure, named_data, records
 
 PART_COLOURS = alt.Scale(domain=["weights", "KV cache"], range=["#1f77b4", "#ff7f0e"])
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_precision() -> dict:
     y = alt.Y("format:N", sort=None, title=None)
     opacity = alt.condition(alt.datum.selected, alt.value(1.0), alt.value(0.35))
@@ -60,12 +60,12 @@ def _cap_rows(capacity_bytes: float | None) -> list[dict]:
     return [dict(r) for r in _cap_rows_cached(capacity_bytes)]
 
 
-@functools.lru_cache(maxsize=64)
+@catalogue_cache(maxsize=64)
 def _cap_rows_cached(capacity_bytes: float | None) -> tuple:
     return tuple(records(pd.DataFrame({"gb": [capacity_bytes / 1e9]} if capacity_bytes else {"gb": []})))
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _one_rows_cached() -> tuple:
     return tuple(records(pd.DataFrame({"x": [1.0]})))
 

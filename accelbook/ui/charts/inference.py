@@ -6,12 +6,13 @@ and in a note under the chart, never as if it were real."""
 
 from __future__ import annotations
 
-import functools
 import textwrap
 
 import altair as alt
 import numpy as np
 import pandas as pd
+
+from accelbook.specs.catalogue import catalogue_cache
 
 from .base import WIDTH, Figure, named_data
 
@@ -57,7 +58,7 @@ def _with_flags(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(flag=flag, out_of_reach=flag != "")
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_batch_sweep() -> dict:
     x = alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title="batch (sequences per replica)",
               axis=alt.Axis(format="~s", labelOverlap="greedy"))
@@ -92,7 +93,7 @@ def batch_sweep_chart(sweep: pd.DataFrame, batch: int, max_batch: int, title: st
                                 cap=pd.DataFrame({"batch": [float(max(max_batch, 1))]}))
 
 
-@functools.lru_cache(maxsize=2)
+@catalogue_cache(maxsize=2)
 def _template_frontier(per: str) -> dict:
     y = {"chip": ("tokens_per_s_per_chip", "output tokens/s per chip"),
          "kw": ("tokens_per_s_per_kw", "output tokens/s per kW (power ESTIMATE)")}[per]
@@ -125,7 +126,7 @@ def frontier_chart(front: pd.DataFrame, target_tps_user: float, per: str = "chip
                                 target=pd.DataFrame({"tokens_per_s_per_user": [float(target_tps_user)]}))
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_serving() -> dict:
     x = alt.X("rate_per_s:Q", title="offered load (requests/s)")
     lat = alt.Chart(named_data("lat")).mark_line(point=True).encode(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import functools
-
 import altair as alt
 import pandas as pd
+
+from accelbook.specs.catalogue import catalogue_cache
 
 from .base import WIDTH, Figure, named_data
 
@@ -15,7 +15,7 @@ OVERLOADED, BALANCED = "more than 20 % above the mean", "within 20 % of the mean
 KEPT, DROPPED = "processed", "dropped (over capacity)"
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_moe_loads() -> dict:
     legend = alt.Legend(orient="bottom", direction="vertical")
     chip = alt.Chart(named_data("chips")).transform_calculate(
@@ -48,7 +48,7 @@ def moe_load_chart(chips: pd.DataFrame, experts: pd.DataFrame, title: str = "") 
                                 experts=experts[["expert", "routed", "dropped"]])
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_crossover() -> dict:
     x = alt.X("tokens_per_chip:Q", scale=alt.Scale(type="log", base=2), title="tokens per chip per step")
     line = alt.Chart(named_data("sweep")).mark_line().encode(

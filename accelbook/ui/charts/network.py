@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import functools
-
 import altair as alt
 import pandas as pd
+
+from accelbook.specs.catalogue import catalogue_cache
 
 from .base import WIDTH, Figure, named_data
 
 
 # -- interconnects (notebook 03) ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_hops() -> dict:
     return alt.Chart(named_data("hops")).mark_bar(opacity=0.8).encode(
         x=alt.X("hops:O", title="hops between two chips"),
@@ -32,7 +32,7 @@ SERIES_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a
 MEASURED = "published measurement"
 
 
-@functools.lru_cache(maxsize=2)
+@catalogue_cache(maxsize=2)
 def _template_collective(measured: bool) -> dict:
     x = alt.X("size_mib:Q", scale=alt.Scale(type="log", nice=False), title="message size (MiB)",
               axis=alt.Axis(values=[10.0**k for k in range(-3, 5)], format="~g"))

@@ -9,11 +9,10 @@
 
 from __future__ import annotations
 
-import functools
-
 import altair as alt
 import pandas as pd
 
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.ui.tables import column_unit
 
 from .base import HEIGHT, WIDTH, Figure, named_data
@@ -48,7 +47,7 @@ def goodput_surface_chart(ci: pd.DataFrame, metric: str = "goodput_req_s", title
     return Figure((chart + text).to_dict())
 
 
-@functools.lru_cache(maxsize=8)
+@catalogue_cache(maxsize=8)
 def _template_goodput_ci(metric: str) -> dict:
     base = alt.Chart(named_data("ci")).encode(x=alt.X("rate_per_s:Q", title="arrival rate (requests/s)"),
                                               color=alt.Color("chunk_tokens:N", title="chunk (tokens)"))

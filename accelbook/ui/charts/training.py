@@ -3,12 +3,11 @@ the waterfall of one run's error (notebook 04)."""
 
 from __future__ import annotations
 
-import functools
-
 import altair as alt
 import numpy as np
 import pandas as pd
 
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.training import MEMORY_LABELS, TIME_LABELS
 
 from .base import WIDTH, Figure, named_data
@@ -37,7 +36,7 @@ _MEM_RANK = {c: MEM_ORDER.index(c) for c in MEM_ORDER}
 MEM_COLOURS = alt.Scale(domain=MEM_ORDER, range=[MEM_COLOURS_BY_FIELD[k] for k in MEMORY_LABELS])
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_step() -> dict:
     time_bar = alt.Chart(named_data("time")).mark_bar().encode(
         y=alt.Y("layout:N", title=None, sort=None, axis=alt.Axis(labelLimit=420)),
@@ -81,7 +80,7 @@ def step_chart(time: pd.DataFrame, memory: pd.DataFrame, capacity_gb: float, tit
                                 capacity=pd.DataFrame({"gb": [capacity_gb]}))
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_scaling() -> dict:
     x = alt.X("n_chips:Q", scale=alt.Scale(type="log", base=2), title="chips")
     # from 0, so that a 1 % loss looks like 1 % (an auto-zoomed axis made 0.02 % fill the chart)
@@ -137,7 +136,7 @@ def largest_per_system(system: np.ndarray, n_chips: np.ndarray) -> np.ndarray:
     return order[sorted(last.values())]
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_validation() -> dict:
     base = alt.Chart(named_data("runs"))
     band = alt.Chart(named_data("band")).mark_area(opacity=0.15, color="#2ca02c").encode(
@@ -174,7 +173,7 @@ BAND = 0.15
 WATERFALL_EXTRA = {"ideal": ("ideal: model FLOPs at peak", "#4d4d4d"), "rest": ("rest of the step", "#bdbdbd")}
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _template_waterfall() -> dict:
     labels = [WATERFALL_EXTRA["ideal"][0], *TIME_ORDER, WATERFALL_EXTRA["rest"][0]]
     colours = [WATERFALL_EXTRA["ideal"][1], *TIME_COLOUR_LIST, WATERFALL_EXTRA["rest"][1]]

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import PRECISIONS, summary_table
 from accelbook.specs.chips import chips as chips_table
 from accelbook.ui import charts
 from accelbook.ui.dashboard import Choice, DashboardSpec, View
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _catalogue_frame() -> pd.DataFrame:
     return chips_table()  # built once per session; views only filter it
 
@@ -39,7 +38,7 @@ def catalogue_view(vendors, statuses, precision) -> View:
                 table=table.reset_index(drop=True))
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def catalogue_spec() -> DashboardSpec:
     df = _catalogue_frame()
     vendors = list(_vendors())

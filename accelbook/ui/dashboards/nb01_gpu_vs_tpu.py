@@ -3,13 +3,12 @@ per token at a given MFU and price."""
 
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 
 from accelbook import training
 from accelbook.chip.roofline import PHASES, columns_limit, layers_roofline_columns, roofline_curves_columns
 from accelbook.economics import training_cost_table
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.models import get_model
 from accelbook.ui import charts
@@ -61,7 +60,7 @@ def roofline_view(chips, model, phase, batch, seq_len, precision, bw_scale=1.0) 
     return View(ops, chart, summary)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def roofline_spec() -> DashboardSpec:
     return DashboardSpec(
         name="roofline",
@@ -105,7 +104,7 @@ def training_cost_view(chips, model, mfu, price_scale, seq_len, precision="bf16"
     return View(df, charts.training_cost_chart(df), summary, table=table)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def training_cost_spec() -> DashboardSpec:
     return DashboardSpec(
         name="training cost",

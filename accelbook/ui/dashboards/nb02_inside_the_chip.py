@@ -3,11 +3,10 @@ PEs at work cycle by cycle) and which GEMM shapes waste a GPU's or a TPU's peak.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from accelbook.chip import systolic, tiling
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import all_chips, get_chip
 from accelbook.ui import charts
 from accelbook.ui.dashboard import Choice, DashboardSpec, Slider, View
@@ -39,7 +38,7 @@ def systolic_view(M, N, K, array, dataflow) -> View:
                              "sram_filter_reads", "sram_ofmap_writes", "sram_accesses_per_mac"]])
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def systolic_spec() -> DashboardSpec:
     return DashboardSpec(
         name="systolic",
@@ -71,7 +70,7 @@ def animation_view(M, N, K, array, dataflow, cycle) -> View:
     return View(s[["row", "col", "step"]], charts.pe_grid_chart(s, title=title, cycle=c, total_cycles=total), summary)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def animation_spec() -> DashboardSpec:
     return DashboardSpec(
         name="animation",
@@ -115,7 +114,7 @@ def _gpu_sms() -> dict[str, int]:
     return {c.id: c.compute_units for c in all_chips() if c.kind == "gpu" and c.compute_units}
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def shapes_spec() -> DashboardSpec:
     tpus = [(c.name, c.id) for c in all_chips() if c.kind == "tpu" and c.mxu_rows and c.mxu_count]
     gpus = [(c.name, c.id) for c in all_chips() if c.id in _gpu_sms()]

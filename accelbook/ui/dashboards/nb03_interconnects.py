@@ -3,13 +3,12 @@ real systems against NCCL and TPU measurements."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from accelbook.network import collectives, topology
 from accelbook.network.validation import validation_table
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.ui import charts
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View, fmt_si
 
@@ -27,7 +26,7 @@ NETWORKS = {  # about 1,000 chips each, so the hop counts compare like with like
 }
 
 
-@functools.lru_cache(maxsize=None)
+@catalogue_cache(maxsize=None)
 def network_stats(name: str) -> dict:
     """Hop statistics of a named network (cached: the BFS over ~1,000 chips takes tens of ms)."""
     if name not in NETWORKS:
@@ -36,7 +35,7 @@ def network_stats(name: str) -> dict:
     return {"topology": t, **topology.hop_stats(t)}
 
 
-@functools.lru_cache(maxsize=32)
+@catalogue_cache(maxsize=32)
 def _cube_stats(k: int) -> dict:
     t = topology.torus((k, k, k))
     return {"topology": t, **topology.hop_stats(t)}
@@ -56,7 +55,7 @@ def topology_view(networks, k=8) -> View:
                 markdown_table(("network", "chips", "links", "diameter", "mean hops"), lines))
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def topology_spec() -> DashboardSpec:
     return DashboardSpec(
         name="topology",
@@ -78,7 +77,7 @@ SYSTEMS = {   # label -> builder of the system with ``n`` nodes or pods where it
 }
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _validation():
     return validation_table()
 
@@ -95,12 +94,12 @@ def _system(name: str, n: int):
     return _built_system(name, n if name in SCALES_OUT else 0)
 
 
-@functools.lru_cache(maxsize=512)
+@catalogue_cache(maxsize=512)
 def _built_system(name: str, n: int):
     return SYSTEMS[name](n)
 
 
-@functools.lru_cache(maxsize=8)
+@catalogue_cache(maxsize=8)
 def _measured_busbw(collective: str) -> pd.DataFrame:
     """The published bus-bandwidth measurements of ``collective`` (rows of the validation table)."""
     v = _validation()
@@ -130,7 +129,7 @@ def collective_view(systems, collective, size_mib, bw_scale, latency_scale, scal
                                                              systems=tuple(SYSTEMS)), summary)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def collective_spec() -> DashboardSpec:
     return DashboardSpec(
         name="collectives",

@@ -4,13 +4,13 @@ waterfall of one published run's error."""
 
 from __future__ import annotations
 
-import functools
 from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
 from accelbook import training
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.clusters import clusters, get_cluster
 from accelbook.ui import charts
@@ -118,7 +118,7 @@ def _estimate_summary(e: training.TrainingEstimate, train_tokens: float, goodput
     return "\n\n".join(lines)
 
 
-@functools.lru_cache(maxsize=64)
+@catalogue_cache(maxsize=64)
 def _best_layout(model, chip, n_chips, batch_tokens, seq_len, precision, tp_overlap):
     """The search's best layout (cached: moving a layout slider does not search again)."""
     return training.search(model, chip, n_chips, batch_tokens, seq_len, precision=precision, top=1,
@@ -150,7 +150,7 @@ def training_view(model, chip, n_chips, batch_tokens, seq_len, tp, pp, cp, vp, m
     return View(t, fig, _estimate_summary(mine, train_tokens_t * 1e12, goodput) + limit + note, table=table)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def training_spec() -> DashboardSpec:
     return DashboardSpec(
         name="training",
@@ -205,7 +205,7 @@ def search_view(model, chip, n_chips, batch_tokens, seq_len, precision) -> View:
     return View(t, fig, summary, table=table)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def search_spec() -> DashboardSpec:
     return DashboardSpec(
         name="search",
@@ -225,7 +225,7 @@ _SCALING_COLUMNS = {"system": object, "n_chips": np.int64, "efficiency": float, 
                     "mfu": float, "comm_share": float, "layout": object, "tokens_per_s_per_chip": float}
 
 
-@functools.lru_cache(maxsize=64)
+@catalogue_cache(maxsize=64)
 def _scaling_one(model, name, seqs_per_chip, seq_len, max_chips, bw_scale) -> dict[str, np.ndarray]:
     """One system's weak-scaling curve, the points with an efficiency, as read-only arrays (cached:
     toggling another system does not recompute it); no rows when nothing fits."""
@@ -284,7 +284,7 @@ def scaling_view(model, systems, seqs_per_chip, seq_len, max_chips, bw_scale=1.0
                             "efficiency_note", "comm_share", "layout"]])
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def scaling_spec() -> DashboardSpec:
     return DashboardSpec(
         name="scaling",
@@ -329,7 +329,7 @@ def _run_options() -> list[tuple[str, str]]:
     return [(e["name"], rid) for rid, e in training.published_runs().items()]
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def waterfall_spec() -> DashboardSpec:
     return DashboardSpec(
         name="waterfall",

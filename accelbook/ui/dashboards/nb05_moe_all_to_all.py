@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from accelbook import moe
 from accelbook.network import topology
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.models import bytes_per_element, get_model
 from accelbook.ui import charts
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, Toggle, View, fmt_si
@@ -17,7 +16,7 @@ from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, Tog
 from .common import markdown_table, require_some
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def token_copy_bytes() -> int:
     """Bytes one token copy carries to an expert: DeepSeek-V3's hidden size in bf16 (7,168 × 2)."""
     return int(get_model("deepseek-v3").d_model * bytes_per_element("bf16"))
@@ -83,7 +82,7 @@ def moe_routing_view(n_experts, top_k, skew, capacity_factor, n_chips, placement
     return View(chips, fig, summary, table=table)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def moe_routing_spec() -> DashboardSpec:
     return DashboardSpec(
         name="moe routing",
@@ -120,7 +119,7 @@ MOE_NETWORKS = {   # equal chip counts per size, so only the wiring differs
 MOE_TOKEN_GRID = [2.0**k for k in range(0, 15)]
 
 
-@functools.lru_cache(maxsize=16)
+@catalogue_cache(maxsize=16)
 def _moe_network(size: int, name: str):
     return MOE_NETWORKS[name][size]()
 
@@ -168,7 +167,7 @@ def moe_network_view(size, networks, chip_bw_gb_s, hop_latency_us, overhead_us, 
     return View(sweep, fig, summary)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def moe_network_spec() -> DashboardSpec:
     return DashboardSpec(
         name="moe network",

@@ -3,11 +3,10 @@ and what fits in memory."""
 
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 
 from accelbook import inference
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import all_chips
 from accelbook.specs.system_power import default_pue
 from accelbook.ui import charts
@@ -21,14 +20,14 @@ def _memory_chip_options() -> list[tuple[str, str]]:
             and not c.id.endswith("lpx")]
 
 
-@functools.lru_cache(maxsize=64)
+@catalogue_cache(maxsize=64)
 def _batch_sweep(model, chip, n_chips, input_len, output_len, precision, tp) -> pd.DataFrame:
     """Every batch of the layout ``tp`` × one stage (cached: the batch slider only moves the marker)."""
     return inference.sweep(model, chip, n_chips, input_len, output_len, precision,
                            batches=[2**k for k in range(0, 13)], max_tp=tp, layout=(tp, 1))
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _trust() -> str:
     """The model's error bands, in words (computed once: they do not move with the sliders)."""
     return ("\n\nHow far to trust these numbers: against published TensorRT-LLM runs the model's tokens/s per chip "
@@ -69,7 +68,7 @@ def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, preci
     return View(sw, fig, summary, table=table)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def inference_spec() -> DashboardSpec:
     return DashboardSpec(
         name="inference",

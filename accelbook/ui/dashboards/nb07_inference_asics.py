@@ -3,13 +3,12 @@ wafers and Inferentia, at a target speed per user."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from accelbook import inference
 from accelbook.inference.power import per_kw_at_pue
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.system_power import default_pue
 from accelbook.ui import charts
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View
@@ -25,7 +24,7 @@ FRONTIER_SYSTEMS = {   # label -> (chip id, chips): 8-GPU servers, and enough SR
 }
 
 
-@functools.lru_cache(maxsize=64)
+@catalogue_cache(maxsize=64)
 def _frontier(model, systems: tuple, input_len, output_len, precision) -> pd.DataFrame:
     """The systems' frontiers at the default PUE (cached: the PUE slider only restates tokens per kW); the
     systems the model does not fit are left out."""
@@ -60,7 +59,7 @@ def _best_rows(front: pd.DataFrame, systems, target_tps_user: float) -> list[str
     return rows
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def _trust() -> str:
     """The model's error bands, in words (computed once: they do not move with the sliders)."""
     return ("\n\nHow far to trust these numbers: on GPUs the model's tokens/s per chip is off by "
@@ -100,7 +99,7 @@ def frontier_view(model, systems, input_len, output_len, precision, target_tps_u
     return View(front[["system", "tokens_per_s_per_user", "tokens_per_s_per_chip", "flag"]], fig, summary)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def frontier_spec() -> DashboardSpec:
     return DashboardSpec(
         name="frontier",

@@ -4,7 +4,6 @@ workloads on GPU, TPU and LPU pools."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 
 import numpy as np
@@ -12,6 +11,7 @@ import pandas as pd
 
 from accelbook import economics
 from accelbook.economics import fleet, migration
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.system_power import system_power
 from accelbook.ui import charts
@@ -66,7 +66,7 @@ def tco_view(chip, tokens_per_s, utilisation, purchase_k_usd, lifetime_years, el
     return View(tor[["input", "output_low", "output_high", "swing"]], fig, "\n\n".join(lines), table=table)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def tco_spec() -> DashboardSpec:
     return DashboardSpec(
         name="tco", description="Owning against renting, and which input the cost per token depends on.",
@@ -102,7 +102,7 @@ def migration_view(cost_old, cost_new, volume_m, growth, engineer_months, churn,
     return View(flow[["case", "month", "cumulative_usd"]], fig, summary)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def migration_spec() -> DashboardSpec:
     return DashboardSpec(
         name="migration", description="Does moving this workload to other hardware pay for itself, and when?",
@@ -120,7 +120,7 @@ def migration_spec() -> DashboardSpec:
     )
 
 
-@functools.lru_cache(maxsize=16)
+@catalogue_cache(maxsize=16)
 def _fleet_case(target: float, scale: float):
     """The example fleet, its rates, and the rates as a table (workload × pool) for people to read."""
     ws, ps = fleet.example_fleet(target, scale)
@@ -159,7 +159,7 @@ def _pool_price(prefix: str) -> float:
     return next(p.usd_per_chip_hour for p in fleet.example_fleet()[1] if p.name.startswith(prefix))
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def fleet_spec() -> DashboardSpec:
     return DashboardSpec(
         name="fleet", description="Place five workloads on GPU, TPU and LPU pools at least cost (a linear programme).",

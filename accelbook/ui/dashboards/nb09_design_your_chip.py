@@ -3,19 +3,18 @@ which split training and decode each prefer."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from accelbook.chip import design as chipdesign
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.ui import charts
 from accelbook.ui.dashboard import DashboardSpec, LogSlider, Slider, View
 
 from .common import markdown_table
 
 
-@functools.lru_cache(maxsize=32)
+@catalogue_cache(maxsize=32)
 def _design_case(area_mm2, power_w, decode_batch, context_len, shards, grid):
     tr = chipdesign.TrainingWorkload(shards=int(shards))
     de = chipdesign.DecodeWorkload(batch_size=int(decode_batch), context_len=int(context_len))
@@ -69,7 +68,7 @@ def design_view(area_mm2, power_w, decode_batch, context_len, shards) -> View:
     return View(cells, fig, summary, table=cmp_)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def design_spec() -> DashboardSpec:
     return DashboardSpec(
         name="design", description="Split a die between matrix units, SRAM and HBM interfaces; training against decode.",

@@ -3,11 +3,10 @@ every format, the chosen one highlighted."""
 
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 
 from accelbook.chip import number_formats as nf
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import all_chips, get_chip, usable_memory_bytes
 from accelbook.specs.models import all_models, get_model
 from accelbook.ui.charts.formats import precision_chart
@@ -63,7 +62,7 @@ def precision_view(fmt, kv_format, chip, model, context, batch) -> View:
     return View(sweep.drop(columns=["peak_flop_s"]), fig, summary, table=table)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def precision_spec() -> DashboardSpec:
     return DashboardSpec(
         name="precision",

@@ -11,12 +11,11 @@ only what goodput needs.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from accelbook.inference.serving_result import goodput
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.sweep.serving_mc import replication_intervals, simulate_point
 from accelbook.ui.charts.sweep import goodput_ci_chart
 from accelbook.ui.dashboard import Choice, DashboardSpec, Slider, View
@@ -27,7 +26,7 @@ RATE_STEPS = 6
 N_REQUESTS = 400
 
 
-@functools.lru_cache(maxsize=4096)
+@catalogue_cache(maxsize=4096)
 def _run(rate, chunk, seed):
     """What goodput needs of one run, kept whatever the objectives (moving an objective re-counts the runs,
     it does not re-run them): per request its TTFT and mean TBT, and the run's span. A few kB a run, so
@@ -67,7 +66,7 @@ def slo_view(max_rate, chunk_tokens, seeds, ttft_slo_s, tbt_slo_s) -> View:
     return View(ci, fig, summary, table=table)
 
 
-@functools.lru_cache(maxsize=1)
+@catalogue_cache(maxsize=1)
 def slo_spec() -> DashboardSpec:
     return DashboardSpec(
         name="serving SLOs",

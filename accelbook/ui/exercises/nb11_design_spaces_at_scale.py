@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.sweep import choose_block_size, configurations
 from accelbook.sweep.frontier import default_grid
 from accelbook.sweep.serving_mc import confidence_intervals, serving_point
@@ -30,7 +29,7 @@ def _half_width_four_seeds() -> float:
     return float(confidence_intervals(runs, metrics=("goodput_req_s",))["half_width"].iloc[0])
 
 
-@functools.lru_cache(maxsize=4)
+@catalogue_cache(maxsize=4)
 def _best_goodput(ttft_slo_s: float) -> float:
     rows = [dict(rate_per_s=r, chunk_tokens=1024, seed=s, error=None,
                  **serving_point(r, 1024, s, n_requests=_SLO_REQUESTS, ttft_slo_s=ttft_slo_s, tbt_slo_s=0.05))

@@ -5,13 +5,13 @@ percentile, 1,024 tokens in and 256 out on average, peak at twice the mean) and 
 
 from __future__ import annotations
 
-import functools
 import math
 
 from accelbook import inference, training
 from accelbook.economics import rent_or_own
 from accelbook.economics.fleet import HOURS_PER_MONTH
 from accelbook.inference import serving
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.ui.exercises.core import Exercise
 
@@ -27,7 +27,7 @@ def _chat_peak_rate() -> float:
     return PEAK_TO_MEAN * CHAT_TOKENS_PER_MONTH / (HOURS_PER_MONTH * 3600) / OUTPUT_TOKENS
 
 
-@functools.lru_cache(maxsize=8)
+@catalogue_cache(maxsize=8)
 def _training_days_and_cost(chip: str, n_chips: int) -> tuple[float, float]:
     """Days at the model's median error, and the list cost (USD, NaN without a price) at that error."""
     best = training.search(MODEL, chip, n_chips, GLOBAL_BATCH_TOKENS, SEQ_LEN, top=1).attrs["best"]
@@ -47,7 +47,7 @@ def _cheapest_within_deadline() -> set[str]:
     return {min(ok, key=ok.get)}
 
 
-@functools.lru_cache(maxsize=2)
+@catalogue_cache(maxsize=2)
 def _sustainable_chat_rate() -> float:
     """The largest offered rate of CHAT_RATES at which one 8 × H200 replica (fp8) meets both objectives at p99."""
     cost = inference.step_cost(MODEL, "h200", 8, "fp8")

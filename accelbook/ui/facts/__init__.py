@@ -24,9 +24,10 @@ Claim verdicts are facts too, read from the ledger (``data/claims.toml``):
 
 from __future__ import annotations
 
-import functools
 import importlib
 from typing import Callable
+
+from accelbook.specs.catalogue import catalogue_cache
 
 FACTS: dict[str, Callable[[], str]] = {}
 
@@ -37,6 +38,7 @@ MODULES = (
     "nb07_inference_asics", "nb08_token_economics_and_hybrid", "nb09_design_your_chip",
     "nb10_number_formats", "nb11_design_spaces_at_scale", "nb12_capstone", "course",
 )
+
 CLAIM_PREFIX = "claim."
 
 
@@ -50,7 +52,7 @@ def fact(key: str) -> Callable[[Callable[[], str]], Callable[[], str]]:
     return register
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def load() -> dict[str, Callable[[], str]]:
     """Every fact module imported; the registry."""
     for name in MODULES:
@@ -67,7 +69,7 @@ def _claim_verdict(claim_id: str) -> str:
     return claims.evaluate(by_id[claim_id]).verdict
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def value(key: str) -> str:
     """The text of fact ``key`` now (cached for the process: the catalogue does not change under it)."""
     if key.startswith(CLAIM_PREFIX):

@@ -8,8 +8,7 @@ loading this module registers them too).
 
 from __future__ import annotations
 
-import functools
-
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.ui.facts import (
     course_memory,  # noqa: F401  (registers its facts)
     course_misconceptions,  # noqa: F401  (registers its facts)
@@ -45,7 +44,7 @@ def train_correction() -> str:
 
 # --- the inference model against published results (accelbook.inference.validation) -------------------
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _inf_throughput_rows():
     from accelbook import inference
 
@@ -105,7 +104,7 @@ def inf_ttft_gap_per_layer_us() -> str:
     return f"{round(min(gap), -1):.0f}–{round(max(gap), -1):.0f}"
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _mlperf_errors():
     from accelbook.inference import mlperf
 
@@ -325,7 +324,7 @@ def a2_chips() -> str:
     return listed([f"8 × {short(c)}" for c in ok])
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _decode_example():
     from accelbook import inference
 

@@ -3,8 +3,7 @@ calls of that notebook's code cells or of its checked exercises."""
 
 from __future__ import annotations
 
-import functools
-
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.ui.facts import fact
 from accelbook.ui.facts.course_text import chip, expected, framework, num, params_error, pct, signed, train_band
 
@@ -39,7 +38,7 @@ def h100_price_high() -> str:
     return f"{max(_h100_prices_usd_h()):.2f}"
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _decode_gemv():
     """Notebook 01's worked decode GEMM: Llama 3.1 70B's FFN up-projection at batch 1 on an H100."""
     from accelbook.chip.roofline import time_bounds
@@ -126,7 +125,7 @@ def systolic_sram_per_mac() -> str:
     return f"{(r.sram_ifmap_reads + r.sram_filter_reads + r.sram_ofmap_writes) / r.macs:.3f}"
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _nccl_rows():
     from accelbook.network.validation import validation_table
 
@@ -169,7 +168,7 @@ def tiny_allreduce_us() -> str:
     return num(estimate("all_reduce", 2**10, tp.hgx_h100(nvls=False)).time_s * 1e6)
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _v5p_weak():
     """Notebook 03's weak scaling of TPU v5p slices, 64 to 4,096 chips: (1 GiB, 1 MiB) time ratios."""
     from accelbook import topology as tp
@@ -231,7 +230,7 @@ def spec_tokens_per_step() -> str:
     return f"{expected('spec-tokens-per-step'):.2f}"
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _h100_owned_year():
     """Notebook 08's worked number: an owned H100 at full use, capex and power per year (USD)."""
     from accelbook import economics
@@ -357,7 +356,7 @@ def slo_half_goodput_pct() -> str:
     return pct(expected("predict-slo-ttft-half") / 100)
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _capstone_best(cid: str, n: int):
     """Notebook 12's training step: the fastest layout for Llama 3.1 70B at 8K context, 16M-token batches."""
     from accelbook import training

@@ -4,7 +4,7 @@ facts read (each cached for the process). No facts here."""
 
 from __future__ import annotations
 
-import functools
+from accelbook.specs.catalogue import catalogue_cache
 
 
 def pct(x: float, digits: int = 0) -> str:
@@ -37,35 +37,35 @@ def listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def train_band():
     from accelbook import training
 
     return training.error_band()
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def inf_bands():
     from accelbook import inference
 
     return inference.error_band()
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def params_error():
     import accelbook as ab
 
     return ab.models(seq_len=4096).set_index("id")["params_error"]
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def framework():
     from accelbook.training.framework import framework_defaults
 
     return framework_defaults()
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def compromise():
     from accelbook.chip import design as cd
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import functools
-
 from accelbook.inference import estimate
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.loader import UNITS
 from accelbook.specs.models import bytes_per_element, get_model, models
@@ -57,7 +56,7 @@ def v5p_hbm_bw_jax() -> str:
     return _e(_alternative(_v5p(), "hbm_bw_bytes_per_s", "jax-tpu-info"))
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _h100_prices_usd_per_hour() -> list[float]:
     c = _h100()
     return [v * 3600 for v in _all_values(c, "price_usd_per_s", c.price_usd_per_s)]
@@ -325,7 +324,7 @@ def h100_decimal_short_pct() -> str:
     return f"{(1 - _h100_printed_readings()[1] / _h100().hbm_bytes) * 100:.1f}"
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _h100_largest_batches() -> tuple[int, int]:
     """Largest batch of Llama 3.1 70B in fp8 on one H100, 128 + 128 tokens: with the catalogue's capacity,
     and with the datasheet's "80GB" read as 80e9 bytes (the call of the notebook's cell 28)."""

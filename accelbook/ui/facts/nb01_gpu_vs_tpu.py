@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import functools
-
 from accelbook.chip.roofline import layer_roofline, time_bounds
 from accelbook.economics import training_tokens_per_s, usd_per_token
 from accelbook.economics.claims import article_of, load_claims
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.models import get_model
 from accelbook.training import counted_flops_per_token, published_goodput
@@ -36,7 +35,7 @@ def _v5p():
 
 
 # -- two designs, one bound: the FFN weight times one token on an H100 (the notebook's cell under it) --
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _gemv() -> tuple[float, float, float, float]:
     """FLOPs, bytes, t_math, t_mem of one 8192 × 28672 bf16 weight times one token on an H100."""
     m = _llama70()
@@ -172,7 +171,7 @@ def decode_b1_intensity() -> str:
 
 
 # -- training throughput and cost at the cost dashboard's defaults --------------------------------------
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _cost_defaults() -> tuple[float, int]:
     controls = training_cost_spec().controls
     return controls["mfu"].value, int(controls["seq_len"].value)
@@ -274,7 +273,7 @@ def causal_8b() -> str:
 
 
 # -- fallacies and pitfalls -------------------------------------------------------------------------------
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _article_mfus() -> tuple[float, float]:
     """Article 1's MFUs for the H100 and the TPU v5p (its throughput claim in data/claims.toml)."""
     params = {c.id: c for c in load_claims()}["h100-v5p-throughput"].params

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import functools
-
 from accelbook.chip.systolic import SystolicResult, closed_form, fold_length, scalesim_comparison
 from accelbook.chip.tiling import gpu_gemm
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.ui.exercises import EXERCISES
 from accelbook.ui.facts import fact
 
@@ -23,7 +22,7 @@ def _expected(exercise_id: str) -> float:
 
 
 # -- the animation's default: a 6×6×6 output-stationary GEMM on a 4×4 array ------------------------------
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _anim() -> SystolicResult:
     return closed_form(6, 6, 6, 4, 4, "os")
 
@@ -62,7 +61,7 @@ def anim_busy_pct() -> str:
 
 
 # -- SRAM traffic: a 512³ GEMM, weight-stationary, on a 128×128 array -------------------------------------
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _ws(M: int, N: int, K: int, R: int, C: int) -> SystolicResult:
     return closed_form(M, N, K, R, C, "ws")
 
@@ -164,7 +163,7 @@ def k4_os_util_pct() -> str:
 
 
 # -- SCALE-Sim's recorded run times (data/validation/scalesim_v2_calc.csv) --------------------------------
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _scalesim_speed():
     """Cycles per second SCALE-Sim simulated on the cases that took it a second or more."""
     cmp = scalesim_comparison()
@@ -193,7 +192,7 @@ def scalesim_max_cyc_s() -> str:
 
 
 # -- tiles and waves on an H100 (128×128 tiles, 132 SMs) --------------------------------------------------
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _gpu(n: int) -> dict:
     return gpu_gemm(n, n, n, sms=132)
 

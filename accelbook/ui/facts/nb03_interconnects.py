@@ -7,13 +7,12 @@ Each fact makes the call the notebook's code cells, its dashboards or its exerci
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from accelbook.network import topology as tp
 from accelbook.network.collectives import estimate, sweep
 from accelbook.network.validation import validation_table
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.measured import allreduce_latency
 from accelbook.ui.exercises import EXERCISES
 from accelbook.ui.facts import fact
@@ -27,7 +26,7 @@ TINY_BYTES = allreduce_latency("h100").message_bytes
 
 
 # -- hops ------------------------------------------------------------------------------------------------------
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _hops(kind: str) -> dict:
     return tp.hop_stats({"torus": lambda: tp.torus((8, 8, 16)), "boardfly": tp.boardfly}[kind]())
 
@@ -157,7 +156,7 @@ def _tpu_hop_us() -> str:
 
 
 # -- a tiny all-reduce on 8 H100s: the model, and nccl-tests' measurement --------------------------------
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _tiny():
     return estimate("all_reduce", TINY_BYTES, _node())
 
@@ -223,7 +222,7 @@ def _knee_mib() -> str:
 
 
 # -- 1 MiB on 8 H100s (the prediction) ---------------------------------------------------------------------
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _mib():
     return estimate("all_reduce", 2**20, _node())
 
@@ -312,7 +311,7 @@ def _ring4_diameter() -> str:
 
 
 # -- the validation table -------------------------------------------------------------------------------------
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _validation():
     return validation_table().set_index("case")
 
@@ -383,7 +382,7 @@ def _v5e_implied_fixed() -> str:
     return f"{r['measured'] - r['model']:.0f}"
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _v5e_small_estimate():
     """The estimate behind the 128 KiB v5e all-gather row: the same system and call as validation_table."""
     r = _row("v5e-allgather-axis-of-4")

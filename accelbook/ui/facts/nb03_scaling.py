@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import functools
-
 from accelbook.network import topology as tp
 from accelbook.network.collectives import estimate
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.ui.facts import fact
 from accelbook.ui.facts import nb03_shared as sh
 
 
 # -- weak scaling (the notebook's table: the same calls) ------------------------------------------------------
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _weak(family: str, label: str) -> list:
     systems = {"v5p": lambda: [tp.tpu_slice("v5p", (k, k, k)) for k in (4, 8, 16)],
                "v6e": lambda: [tp.tpu_multislice("v6e", (16, 16), k) for k in (1, 4, 12, 24)],

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import functools
 import re
 
 from accelbook import training
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.clusters import get_cluster
 from accelbook.specs.models import get_model
@@ -151,7 +151,7 @@ def mfu_tp_overlap_pct() -> str:
     return f"{sh.answer('whatif-tp-overlap-08'):.0f}"
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _meta_405b(zero_stage: int, recompute: str):
     # section 1's table (cell 4): Meta's 405B layout, TP8 PP16 on 8,192 H100s, by ZeRO stage and recomputation
     return training.estimate("llama-3.1-405b", "h100", 8192, 2048 * 8192, 8192, tp=8, pp=16, zero_stage=zero_stage,
@@ -173,7 +173,7 @@ def meta_z3_none_mfu() -> str:
     return sh.pct(_meta_405b(3, "none").mfu)
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _search_best_70b(tp_overlap: float = 0.0):
     # the search dashboard's defaults (section 3): the same model, fleet and batch as the training dashboard
     return training.search("llama-3.1-70b", "h100", 1024, 2**24, 8192, top=1, tp_overlap=tp_overlap).attrs["best"]
@@ -214,7 +214,7 @@ def search_best_overlap08_mfu() -> str:
     return sh.pct(_search_best_70b(0.8).mfu)
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _ideal_errors():
     # each published run's waterfall starts at the ideal step; its error there is the run read at peak
     return [float(training.waterfall(rid)["error"].iloc[0]) for rid in sh.validation()["id"]]

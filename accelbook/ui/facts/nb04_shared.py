@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import functools
-
 from accelbook import training
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.training.framework import framework_defaults
 from accelbook.ui.exercises import EXERCISES
 
@@ -38,41 +37,41 @@ def answer(exercise_id: str) -> float:
 # -- shared computations (cached: the validation table and the searches take seconds) -------------------------
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def validation():
     return training.validation_table()
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def errors():
     return validation().set_index("id")["error"]
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def targets():
     v = validation()
     return v[(v["role"] == "target") & v["error"].notna()]
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def default_70b(tp_overlap: float = 0.0):
     # the training dashboard's defaults (cell 12 and the pitfall of cell 52): Llama 3.1 70B, 1,024 H100, TP8 PP4
     return training.estimate("llama-3.1-70b", "h100", 1024, 2**24, 8192, tp=8, pp=4, tp_overlap=tp_overlap)
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def mfu_compare():
     # section 5's table (cell 37): the search's best layout for Llama 3.1 70B at 4K on 1,024 chips of each kind
     return {chip: training.search("llama-3.1-70b", chip, 1024, 2**22, 4096, top=1).attrs["best"]
             for chip in ("h100", "tpu-v5p")}
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def waterfall_405b():
     return training.waterfall("llama31-405b-8k")
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def scaling_claims():
     # cell 46: Trillium at 1, 12 and 24 pods, and MLPerf's 768 -> 3,584 H100
     tr = training.scaling("gpt3-175b", "tpu-v6e", [256, 3072, 6144], 2048, batch_tokens_per_chip=2 * 2048)

@@ -4,14 +4,13 @@ see :mod:`accelbook.ui.facts`."""
 
 from __future__ import annotations
 
-import functools
-
 from accelbook import training
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.ui.facts import fact
 from accelbook.ui.facts import nb04_shared as sh
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def table():
     return training.term_validation_table()
 

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import functools
-
 from accelbook import moe
 from accelbook.moe.alltoall import CAE_OVERHEAD_S, MESSAGE_OVERHEAD_S, chip_degree
 from accelbook.network import topology as tp
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.models import bytes_per_element, get_model
 from accelbook.ui.dashboards.nb05_moe_all_to_all import moe_network_spec
 from accelbook.ui.exercises import EXERCISES
 from accelbook.ui.facts import fact
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _balance():
     """Cell 12's table: skew × bias rate -> (imbalance of the first batch, of the last 10, dropped % of the last 10)."""
     out = {}
@@ -25,7 +24,7 @@ def _balance():
     return out
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _node_limit():
     """Cell 15: remote copies per token without and with DeepSeek-V3's limit of 4 nodes."""
     free = moe.simulate_routing(4096, 256, 8, n_batches=5, n_groups=8, seed=3)
@@ -40,12 +39,12 @@ def _token_bytes(precision: str) -> float:
     return get_model("deepseek-v3").d_model * bytes_per_element(precision)
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _net_controls() -> dict:
     return {k: c.value for k, c in moe_network_spec().controls.items()}
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _net(cae: bool):
     """The network dashboard's sweep at its defaults (cell 27's call), by (network family, tokens per chip)."""
     v = moe_network_spec().render(cae=cae).data
@@ -57,7 +56,7 @@ def _speedup(cae: bool, tpc: float, net: str = "BoardFly-like") -> float:
     return n[("3D torus", tpc)].time_s / n[(net, tpc)].time_s
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _skew_link_factor() -> float:
     """Cell 30: skew 1 over uniform routing, the busiest torus link's time with contiguous placement."""
     parts = []
@@ -68,7 +67,7 @@ def _skew_link_factor() -> float:
     return parts[1] / parts[0]
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _fallacy() -> dict:
     """Cell 34's call: BoardFly-like against the torus at 1 and 4,096 tokens per chip."""
     nets = {"torus": moe.equal_injection(tp.torus((8, 8, 16)), 600e9),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from accelbook import inference as inf
@@ -12,6 +10,7 @@ from accelbook.inference.dataflow import link_terms
 from accelbook.inference.rates import elementwise_bytes_per_token
 from accelbook.network import topology
 from accelbook.network.collectives import estimate
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.measured import achievable_hbm_fraction, allreduce_latency, launch_overhead_per_layer
 from accelbook.specs.models import bytes_per_element, get_model
@@ -22,18 +21,18 @@ from accelbook.ui.facts import fact
 _M = "llama-3.1-70b"
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _one_h200():
     """Section 1's estimate (and exercise 3's): Llama 3.1 70B in fp8 at batch 1 on one H200, 2,048 in, 256 out."""
     return inf.estimate(_M, "h200", 1, 1, 2048, 256, "fp8")
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _defaults() -> dict:
     return {k: c.value for k, c in inference_spec().controls.items()}
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _dash(batch: int):
     """The dashboard's defaults at ``batch`` (the prediction's layout)."""
     d = _defaults()
@@ -41,18 +40,18 @@ def _dash(batch: int):
                         tp=d["tp"])
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _cap(context: int):
     """Section 2's table: the largest batch on 8 H200 (fp8 weights and KV, TP8) at ``context`` tokens."""
     return inf.estimate(_M, "h200", 8, 8, context - 256, 256, "fp8", tp=8)
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _validation():
     return inf.validation_table()
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _gap() -> dict:
     """Cell 16's table: the missing time per layer (µs) of each row the model under-predicts, by result id."""
     v, pub, out = _validation(), inf.published_results(), {}
@@ -65,19 +64,19 @@ def _gap() -> dict:
     return out
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _cost():
     return inf.step_cost(_M, "h200", 8, "fp8")
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _sweep():
     """Section 5's load sweep, as cell 19 runs it."""
     return sv.load_sweep(_cost(), [1, 8, 16, 24, 28, 32, 40], n_requests=2000, prompt=("lognormal", 1024, 0.5),
                          output=("lognormal", 256, 0.5), ttft_slo_s=1.0, tbt_slo_s=0.05).set_index("rate_per_s")
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _chunks() -> dict:
     """Cell 22's comparison: p99 TBT (s) and goodput (req/s) of the two colocated chunk sizes and disaggregation."""
     wl = sv.workload(3000, 12.0, prompt=("lognormal", 2048, 0.5), output=("lognormal", 256, 0.5), seed=1)

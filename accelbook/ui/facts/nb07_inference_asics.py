@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 
 from accelbook import inference as inf
 from accelbook.inference.dataflow import PLAUSIBLE_FACTOR, link_terms, published_speeds
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.models import bytes_per_element, get_model
 from accelbook.specs.system_power import default_pue, median_ratio, system_power
@@ -23,12 +23,12 @@ def _mb(x: float) -> str:
     return f"{x / 1e6:.0f}"
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _controls() -> dict:
     return {k: c.value for k, c in frontier_spec().controls.items()}
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _best_at_target() -> dict:
     """The prediction's answer: each default system's best tokens/s per chip among the points that reach the
     dashboard's default target, and its fastest tokens/s per user (as the exercise computes it)."""
@@ -41,14 +41,14 @@ def _best_at_target() -> dict:
     return out
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _gpu_b1():
     """A GPU server's step at batch 1 at the dashboard's defaults: 8 H200, TP8."""
     c = _controls()
     return inf.estimate(c["model"], "h200", 8, 1, c["input_len"], c["output_len"], c["precision"], tp=8)
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _front():
     """Section 2's comparison (cell 14)."""
     f = inf.frontier("llama-2-70b", {"8 × H200": ("h200", 8), "640 × Groq LPU v1": ("groq-lpu-v1", 640)}, 1024, 256,
@@ -57,13 +57,13 @@ def _front():
     return g["tokens_per_s_per_chip"].max(), g["tokens_per_s_per_user"].max()
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _validation() -> dict:
     v = inf.validation_table()
     return {r.id: r for r in v.itertuples()}
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _het():
     """Section 3's table (cell 19) and the GPUs alone."""
     rows = {m: inf.heterogeneous_decode("llama-3.1-70b", "h200", 8, "groq-lp30", 256, 64, 4096, microbatches=m)
@@ -385,7 +385,7 @@ def stream_tok_s() -> str:
     return f"{EXERCISES['whatif-stream-5tbs'].expected():.0f}"
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _stream():
     """Exercise 5's layout: Llama 3.1 405B in bf16 on 4 CS-3 wafers streaming their weights at 5 TB/s each."""
     return inf.estimate("llama-3.1-405b", "cerebras-cs3", 4, 1, 1024, 256, "bf16", tp=1, pp=4,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 
 from accelbook import economics
 from accelbook.economics import fleet, migration
 from accelbook.economics.tco import HOURS_PER_YEAR
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.system_power import system_power
 from accelbook.ui.dashboards.nb08_token_economics_and_hybrid import fleet_spec, migration_spec, tco_spec
@@ -37,7 +37,7 @@ def _server():
     return system_power("h100")
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _own(utilisation: float = 1.0, **change) -> dict:
     inp = {k: v for k, v in _inputs().items() if k != "purchase_usd"} | change
     return economics.own_cost_per_hour(_purchase(), _server().system_w, utilisation=utilisation, **inp)
@@ -199,7 +199,7 @@ def _mig_default(name: str) -> float:
     return migration_spec().controls[name].value
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _dash_migration() -> migration.Migration:
     d = _mig_default
     return migration.Migration(d("cost_old"), d("cost_new"), d("volume_m"), d("growth") / 100,
@@ -277,7 +277,7 @@ def mig_quick_payback_months() -> str:
 
 
 # -- the cases of cell 17 (the notebook's own base: 20,000M tokens a month, 5 % growth and churn)
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _base() -> migration.Migration:
     return migration.Migration(usd_per_m_tokens_old=2.0, usd_per_m_tokens_new=1.2, volume_m_tokens_per_month=20_000,
                                growth_per_month=0.05, churn_per_month=0.05)
@@ -359,7 +359,7 @@ def _target() -> float:
     return fleet_spec().controls["interactive_target"].value
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _placed(target: float):
     return fleet.place(*fleet.example_fleet(target))
 

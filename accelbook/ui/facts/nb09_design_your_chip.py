@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import functools
-
 from accelbook.chip import design as cd
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.ui.dashboards.nb09_design_your_chip import design_spec
 from accelbook.ui.facts import fact
 
@@ -17,7 +16,7 @@ def _num(x: float, digits: int = 0) -> str:
     return f"{x:,.{digits}f}"
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _cmp(power_w: float | None = None):
     return cd.compare_8t_8i(power_w=power_w)
 
@@ -26,7 +25,7 @@ def _row(design: str, power_w: float | None = None):
     return _cmp(power_w).set_index("design").loc[design]
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _best(workload: str, power_w: float | None = None):
     w = cd.TrainingWorkload() if workload == "training" else cd.DecodeWorkload()
     return cd.best_design(w, power_w=power_w)[0]

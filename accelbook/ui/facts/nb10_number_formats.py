@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import functools
-
 from accelbook.chip import number_formats as nf
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.formats import load_quantisation_results
 from accelbook.specs.models import get_model
@@ -52,7 +51,7 @@ def h100_fp8_over_bf16() -> str:
 
 
 # -- memory and the decode step (Llama 3.1 70B, bf16 KV cache)
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _mem(weights: str, context: int, batch: int) -> dict:
     return nf.serving_memory(get_model(MODEL), weights, "bf16", context, batch)
 
@@ -179,7 +178,7 @@ def fp8_bytes_per_element() -> str:
 
 
 # -- published results (data/quantisation_results.toml)
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _results() -> dict:
     return {r.id: r for r in load_quantisation_results()}
 

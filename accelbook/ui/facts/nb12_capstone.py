@@ -5,7 +5,6 @@ The brief's numbers (tokens, context, deadline, objectives) are the ones the cap
 
 from __future__ import annotations
 
-import functools
 import math
 
 from accelbook import inference, training
@@ -13,6 +12,7 @@ from accelbook.chip import design, roofline
 from accelbook.economics import rent_or_own
 from accelbook.economics.fleet import HOURS_PER_MONTH
 from accelbook.inference import serving
+from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.models import get_model
 from accelbook.ui.exercises import EXERCISES
@@ -50,7 +50,7 @@ def _answer(exercise_id: str):
 # -- shared computations (cached: searches and the serving simulator take seconds) ------------------------------------
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _train(chip: str, n_chips: int):
     """Section 4's row for ``n_chips`` × ``chip``: (days by the model, days at its median error, at its worst error,
     USD at its median error or NaN without a price)."""
@@ -61,13 +61,13 @@ def _train(chip: str, n_chips: int):
     return days, days * (1 + band.median), days * (1 + band.high), cost * (1 + band.median)
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _chat(tpot_target_s: float = TBT_SLO_S):
     return inference.max_throughput(MODEL, "h200", 8, PROMPT_TOKENS, OUTPUT_TOKENS, "fp8", tpot_target_s=tpot_target_s,
                                     ttft_target_s=TTFT_SLO_S)
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _sustained_rate() -> float:
     # section 5's load sweep: the largest offered rate at which one 8 × H200 replica meets both objectives at p99
     cost = inference.step_cost(MODEL, "h200", 8, "fp8")
@@ -77,7 +77,7 @@ def _sustained_rate() -> float:
     return float(ok["rate_per_s"].max())
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _dies():
     return design.compare_8t_8i().set_index("design")
 
@@ -362,7 +362,7 @@ def decode_die_training_pct() -> str:
     return f"{100 * _dies().loc['decode optimum (8i-like)', 'training_vs_best']:.0f}"
 
 
-@functools.cache
+@catalogue_cache(maxsize=None)
 def _fleet_usd_per_month(with_pretraining: bool) -> float:
     # section 6's fleet (cell 30): the same workloads and pools; the batch product is as large as the chat product
     from accelbook.economics import fleet
