@@ -221,6 +221,14 @@ def _notebook(name: str) -> tuple[str, list[dict]]:
 
 
 @pytest.mark.parametrize("name", SCAFFOLDED)
+def test_notebook_cells_have_unique_ids(name):
+    # nbformat 4.5 requires a cell id (a missing one is a warning today, an error in later nbformat versions)
+    _, cells = _notebook(name)
+    ids = [c.get("id") for c in cells]
+    assert None not in ids and len(set(ids)) == len(ids), [i for i, c in enumerate(cells) if "id" not in c]
+
+
+@pytest.mark.parametrize("name", SCAFFOLDED)
 def test_notebook_has_the_scaffolding(name):
     prose, cells = _notebook(name)
     for section in ("**Learning objectives.**", "## Fallacies and pitfalls", "## What these models leave out",
