@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
 from accelbook import training
 from accelbook.network.geometry import torus_axes
@@ -82,6 +85,7 @@ class Hardware:
     eta_bf16: float
     eta_att: float       # FlashAttention fraction of the bf16 peak at this sequence length and head size
     hbm_bw: float        # achievable HBM bandwidth
+    elem_bw: float       # what elementwise kernels reach: hbm_bw x their measured fraction of STREAM
     bpe: float           # bytes per GEMM element: 1 (fp8) or 2
     sigma: float         # compute slowdown beside a running collective (0 on TPUs: none measured)
     w_bytes: float       # model-state bytes per parameter (the framework's: 2, 4, 12)
@@ -98,7 +102,9 @@ def hardware(model: Model, chip: Chip, cluster: Cluster, precision: str, s: int)
         chip, cluster, chip.peak_flop_s(precision), chip.peak_flop_s("bf16"),
         measured_efficiency(chip, precision)[0].fraction, measured_efficiency(chip, "bf16")[0].fraction,
         attention_efficiency(chip, s, head_dim=head_dim)[0],
-        chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction, 1.0 if precision == "fp8" else 2.0,
+        chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction,
+        chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction * elementwise_fraction(chip),
+        1.0 if precision == "fp8" else 2.0,
         0.0 if chip.kind == "tpu" else overlap_slowdown(chip)[0],
         fw.weight_bytes_per_param, fw.grad_bytes_per_param, fw.optimizer_bytes_per_param,
         fw.bucket_min_params, fw.bucket_params_per_dp_rank)
@@ -175,6 +181,18 @@ def kv_heads_per_chip(model: Model, tp) -> float:
     return max(model.kv_heads / tp, 1.0)
 
 
+def elementwise_fraction(chip: Chip) -> float:
+    """Median over data/elementwise_bandwidth.toml's rows on ``chip`` (every row when it has none) of
+    bytes_per_element·tokens·hidden / time over the chip's BabelStream figure in data/hbm_bandwidth.toml,
+    read here from the files themselves."""
+    data = Path(__file__).resolve().parents[1] / "data"
+    stream = tomllib.loads((data / "hbm_bandwidth.toml").read_text())
+    rows = list(tomllib.loads((data / "elementwise_bandwidth.toml").read_text()).values())
+    own = [r for r in rows if r["chip"] == chip.id.split("+")[0].rstrip("*")] or rows
+    return statistics.median(r["bytes_per_element"] * r["tokens"] * r["hidden"] / (r["time_ms"]["value"] * 1e-3)
+                             / (stream[r["chip"]]["hbm_achievable_tb_s"]["value"] * 1e12) for r in own)
+
+
 def elementwise_time(model: Model, hw: Hardware, T, tp, sp, fp8):
     """HBM-bound elementwise work of one layer: 2 norms (2·2·d) and 2 residual adds (2·3·d) over sp,
     RoPE on q and k, the FFN activation (2·n_mats·d_ff_eff/tp), and in FP8 the casts of every GEMM input."""
@@ -184,14 +202,14 @@ def elementwise_time(model: Model, hw: Hardware, T, tp, sp, fp8):
         + 2 * 2 * (model.n_heads / tp + kv_heads_per_chip(model, tp)) * dh + 2 * n_mats(model) * dff / tp
     if fp8:
         per_token += 3 * (d + model.attention_dim[1] / tp + d + dff / tp)
-    return T * per_token / hw.hbm_bw
+    return T * per_token / hw.elem_bw
 
 
 def selective_recompute_time(model: Model, hw: Hardware, T, tp, sp):
     """Selective recomputation's HBM traffic: the forward's two norms again (2·2·2·d/sp a token, as
     :func:`elementwise_time` counts them) and the FFN activation again (2·n_mats·d_ff_eff/tp a token, the
     same); unfused attention adds its scores (:func:`reference_step`)."""
-    return T * (8 * model.d_model / sp + n_mats(model) * 2 * ffn_width(model) / tp) / hw.hbm_bw
+    return T * (8 * model.d_model / sp + n_mats(model) * 2 * ffn_width(model) / tp) / hw.elem_bw
 
 
 def lm_head_time(model: Model, hw: Hardware, T, tp):

@@ -332,3 +332,91 @@ def launch_overhead_per_layer(cuda_graphs: bool = True) -> tuple[float, LaunchOv
     ``launch_overhead.toml`` (metaseq, 175B on 8 × A100: (95 - 66) ms / 96 layers = 0.30 ms)."""
     m = load_launch_overhead()[0]
     return (0.0 if cuda_graphs else m.per_layer_s), m
+
+
+# -- elementwise kernels at their measured bandwidth ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ElementwiseBandwidth:
+    """One published timing of an elementwise kernel (``elementwise_bandwidth.toml``): its achieved bandwidth
+    ``bytes_moved / time_s`` and that as a fraction of the chip's STREAM-like bandwidth
+    (:func:`achievable_hbm_fraction`'s ``measured_bytes_per_s``)."""
+
+    id: str
+    chip_id: str
+    kernel: str
+    provider: str
+    tokens: int
+    hidden: int
+    bytes_moved: float
+    time_s: float
+    achieved_bytes_per_s: float
+    stream_fraction: float
+    provenance: Provenance
+
+
+@catalogue_cache(maxsize=4)
+def load_elementwise_bandwidth(path: Path | str | None = None) -> tuple[ElementwiseBandwidth, ...]:
+    """Read ``elementwise_bandwidth.toml`` (or ``path``), in file order; the chip must have a STREAM
+    measurement of its own in ``hbm_bandwidth.toml``, and the fraction is against that file's figure (the part
+    both were measured on, even where a user's chip registered under that id has dropped it for its own)."""
+    path = Path(path) if path is not None else DATA_DIR / "elementwise_bandwidth.toml"
+    sources, hbm_path = load_sources(), DATA_DIR / "hbm_bandwidth.toml"
+    stream = {cid: parse_quantity(hbm_path, cid, "hbm_achievable_tb_s", e["hbm_achievable_tb_s"], "tb_s",
+                                  sources).value for cid, e in read_table_file(hbm_path).items()}
+    out = []
+    for rid, e in read_table_file(path).items():
+        check_keys(path, rid, e, required={"chip", "kernel", "provider", "tokens", "hidden", "bytes_per_element",
+                                           "time_ms"}, optional=set())
+        for k in ("tokens", "hidden", "bytes_per_element"):
+            if not isinstance(e[k], int) or isinstance(e[k], bool) or e[k] < 1:
+                raise CatalogueError(path, rid, k, "must be a positive whole number")
+        if e["chip"] not in stream:
+            raise CatalogueError(path, rid, "chip", f"{e['chip']!r} has no STREAM measurement in hbm_bandwidth.toml")
+        t = parse_quantity(path, rid, "time_ms", e["time_ms"], "ms", sources)
+        nbytes = float(e["bytes_per_element"] * e["tokens"] * e["hidden"])
+        bw = nbytes / t.value
+        out.append(ElementwiseBandwidth(rid, e["chip"], e["kernel"], e["provider"], e["tokens"], e["hidden"], nbytes,
+                                        t.value, bw, bw / stream[e["chip"]], t.provenance))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ElementwiseFraction:
+    """The fraction of the STREAM-like bandwidth a chip's elementwise kernels reach
+    (:func:`elementwise_stream_fraction`): the rows it is the median of, the chip they were measured on
+    (``measured_on``, another chip when borrowed) and a note in words."""
+
+    chip_id: str
+    fraction: float
+    measured_on: tuple[str, ...]
+    rows: tuple[ElementwiseBandwidth, ...]
+    note: str
+
+
+def elementwise_stream_fraction(chip: Chip | str) -> ElementwiseFraction:
+    """Achieved bandwidth of the elementwise kernels a training framework runs on ``chip``, as a fraction of
+    its STREAM-like bandwidth: the median over that chip's rows of ``elementwise_bandwidth.toml``
+    (``bytes / time / STREAM``). H100 (Liger PR 1257: LigerMegatronRMSNorm and torch.nn.RMSNorm forward,
+    4,096 tokens at hidden 4,096 / 8,192 / 16,384; 2.31, 2.63, 2.83 and 2.03, 1.81, 1.80 TB/s over BabelStream's
+    2.97): median (2.034 + 2.314)/2 = 2.174 TB/s, 0.732.
+
+    FALLBACK: a chip with no row of its own (A100, H200, MI300X, TPUs, …) borrows the median over every row of
+    the file (today H100's rows only, so H100's 0.732): a kernel's shortfall from STREAM (reductions across a
+    row, a read and a write per element at short rows) is assumed to be a property of the kernels, not of
+    the chip. On a TPU, whose compiler fuses much elementwise work into its matrix kernels, a GPU kernel's
+    figure is a stand-in until a TPU measurement exists. The note says which chips it was measured on."""
+    c = chip if isinstance(chip, Chip) else get_chip(chip)
+    rows = load_elementwise_bandwidth()
+    if not rows:
+        raise ValueError("elementwise_bandwidth.toml has no rows; elementwise_stream_fraction needs one")
+    own = tuple(r for r in rows if r.chip_id == base_id(c))
+    use = own or rows
+    f = statistics.median(r.stream_fraction for r in use)
+    on = tuple(sorted({r.chip_id for r in use}))
+    kernels = ", ".join(sorted({f"{r.provider} {r.kernel}" for r in use}))
+    note = (f"{c.name}: elementwise kernels at {f:.0%} of the STREAM bandwidth, the median of {len(use)} "
+            f"published timings ({kernels}) " + ("on this chip" if own else
+                                                f"BORROWED from {', '.join(on)} (no measurement on this chip)"))
+    return ElementwiseFraction(c.id, f, on, use, note)

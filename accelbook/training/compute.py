@@ -11,7 +11,8 @@ tokens of a microbatch on one chip:
   measured attention efficiency; unfused attention runs its score GEMMs at GEMM efficiency and
   writes, reads and writes back the scores in HBM;
 - norms, residuals, RoPE, activations and FP8 casts stream their bytes through HBM
-  (:mod:`accelbook.costs.elementwise`);
+  (:mod:`accelbook.costs.elementwise`) at the bandwidth such kernels are measured to reach, a fraction of the
+  STREAM-like one (``c.elem_bw_bytes_per_s``: H100 RMSNorm kernels, ``data/elementwise_bandwidth.toml``);
 - backward = 2× forward for GEMMs and elementwise work, 2.5× for attention (FlashAttention-2);
 - recomputation: "full" re-runs the layer's forward; "selective" the norms and the FFN activation
   (and the attention scores when attention is unfused).
@@ -101,9 +102,10 @@ def attention_time(mv, c, T, s, tp, cp, mb, flash):
 def elementwise_time(mv, c, T, tp, sp, kv_loc, dff_eff):
     """Forward time (s) of the HBM-bound elementwise work of one layer
     (:func:`accelbook.costs.elementwise.elementwise_bytes`, FP8 casts when the GEMMs run in fp8) at the
-    chip's achievable HBM bandwidth."""
+    bandwidth elementwise kernels reach: the achievable HBM bandwidth × their measured fraction of it
+    (``c.elem_bw_bytes_per_s``, :func:`accelbook.specs.measured.elementwise_stream_fraction`)."""
     return elementwise_bytes(T, mv.d_model, mv.n_heads, kv_loc, mv.d_head, mv.n_ffn_matrices, mv.d_v, dff_eff, tp, sp,
-                             c.bytes_per_element == 1.0) / c.hbm_bw_bytes_per_s
+                             c.bytes_per_element == 1.0) / c.elem_bw_bytes_per_s
 
 
 @njit(cache=True, inline="always")
@@ -112,11 +114,12 @@ def recompute_time(mv, c, T, tp, sp, dff_eff, rec, flash, t_fwd, t_a, t_a_mem):
     ``t_fwd``; 1 (selective) the norms and the FFN activation, plus unfused attention scores; 0 none.
     Re-running an operation moves its forward bytes again (:func:`accelbook.costs.elementwise.elementwise_bytes`):
     the two norms ``2·2·2·d/sp`` and the activation ``2·n_mats·d_ff_eff/tp`` per token (SwiGLU reads gate and
-    up and writes one), at the achievable HBM bandwidth."""
+    up and writes one), at the elementwise kernels' bandwidth (``c.elem_bw_bytes_per_s``, as
+    :func:`elementwise_time`)."""
     if rec == 2:
         return t_fwd
     if rec == 1:
-        t_rec = T * (8.0 * mv.d_model / sp + mv.n_ffn_matrices * 2.0 * dff_eff / tp) / c.hbm_bw_bytes_per_s
+        t_rec = T * (8.0 * mv.d_model / sp + mv.n_ffn_matrices * 2.0 * dff_eff / tp) / c.elem_bw_bytes_per_s
         if not flash:
             t_rec += t_a + t_a_mem
         return t_rec

@@ -27,7 +27,7 @@ from accelbook.costs.gemm import DEFAULT_N_MXU, DEFAULT_SMS, chip_gemm_units
 from accelbook.specs.chips import Chip
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.efficiency import attention_efficiency, measured_efficiency
-from accelbook.specs.measured import achievable_hbm_fraction, expert_load_imbalance, overlap_slowdown
+from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction, expert_load_imbalance, overlap_slowdown
 from accelbook.specs.models import Model
 
 from .framework import framework_defaults
@@ -79,7 +79,9 @@ MODEL = record_dtype((
 #: training precision, ``peak_bf16_flop_s`` the bf16 one (attention, LM head); ``eta_gemm``, ``eta_attention``,
 #: ``eta_gemm_bf16`` measured GEMM, attention and bf16 GEMM efficiency; ``hbm_bytes`` capacity and
 #: ``hbm_bw_bytes_per_s`` the ACHIEVABLE bandwidth (the peak × a STREAM-like measurement's fraction,
-#: ``data/hbm_bandwidth.toml``), which every HBM-bound term streams at; ``is_tpu`` 1 for a TPU; ``n_sms`` SMs,
+#: ``data/hbm_bandwidth.toml``), which the GEMMs' operands, attention scores, the logits and the optimizer stream
+#: at; ``elem_bw_bytes_per_s`` that × the fraction of it elementwise kernels reach (norms, residual adds, RoPE,
+#: the FFN activation, FP8 casts and their recomputation: ``data/elementwise_bandwidth.toml``); ``is_tpu`` 1 for a TPU; ``n_sms`` SMs,
 #: ``mxu_side``, ``n_mxu`` MXUs; ``bytes_per_element`` of a GEMM (1 fp8, 2 bf16); ``domain_chips`` chips per
 #: fast domain, ``domain_bw_bytes_per_s`` a domain link's bandwidth after efficiency, ``torus_dims`` (0 =
 #: switched), ``domain_latency_s`` its step latency; ``network_bw_bytes_per_s``, ``network_latency_s`` the
@@ -93,7 +95,7 @@ CHIP = record_dtype((
     "n_sms", "mxu_side", "n_mxu", "bytes_per_element", "domain_chips", "domain_bw_bytes_per_s", "torus_dims",
     "domain_latency_s", "network_bw_bytes_per_s", "network_latency_s", "eta_gemm_bf16", "bucket_min_params",
     "bucket_params_per_dp", "weight_bytes_per_param", "grad_bytes_per_param", "optimizer_bytes_per_param",
-    "overlap_slowdown",
+    "overlap_slowdown", "elem_bw_bytes_per_s",
 ))
 
 # -- the run's options: how the framework runs what the layout leaves open -------------------------------------
@@ -201,6 +203,8 @@ def chip_record(chip: Chip, cl: Cluster, precision: str, seq_len: int | None = N
     v["eta_gemm_bf16"] = measured_efficiency(chip, "bf16")[0].fraction
     hbm = achievable_hbm_fraction(chip)
     v["hbm_bytes"], v["hbm_bw_bytes_per_s"] = chip.hbm_bytes, chip.hbm_bw_bytes_per_s * hbm.fraction
+    elem = elementwise_stream_fraction(chip)
+    v["elem_bw_bytes_per_s"] = v["hbm_bw_bytes_per_s"] * elem.fraction
     is_tpu, v["n_sms"], v["mxu_side"], v["n_mxu"] = chip_gemm_units(chip)   # the defaults where none is published
     v["is_tpu"] = 1.0 if is_tpu else 0.0
     v["bytes_per_element"] = 1.0 if precision == "fp8" else 2.0
@@ -215,7 +219,7 @@ def chip_record(chip: Chip, cl: Cluster, precision: str, seq_len: int | None = N
     v["grad_bytes_per_param"] = fw.grad_bytes_per_param
     v["optimizer_bytes_per_param"] = fw.optimizer_bytes_per_param
     v["overlap_slowdown"], why_o = overlap_interference(chip)
-    notes = [why_g, why_a, hbm_note(chip, hbm), why_o]
+    notes = [why_g, why_a, hbm_note(chip, hbm), elem.note, why_o]
     if chip.kind != "tpu" and chip.compute_units is None:
         notes.append(f"{chip.name}: SM count not published; {DEFAULT_SMS} assumed for wave quantisation")
     if chip.kind == "tpu" and chip.mxu_count is None:

@@ -9,9 +9,11 @@ computes that part:
   (the step's time parts, ``TrainingEstimate.time``, over the ``L`` layers; one microbatch, one stage);
 - ``recompute``: what recomputation adds to that layer, ``t_layer(layout) - t_layer(baseline)``: the
   recomputed forward and the collectives it repeats;
-- ``elementwise``: an HBM-bound kernel that moves ``bytes`` takes ``bytes / B_hbm`` with ``B_hbm`` the
-  bandwidth every HBM-bound term of the training kernel streams at, the chip's peak × its achievable fraction
-  (:func:`accelbook.specs.measured.achievable_hbm_fraction`, BabelStream).
+- ``elementwise``: an HBM-bound kernel that moves ``bytes`` takes ``bytes / B_elem`` with ``B_elem`` the
+  bandwidth the training kernel charges a layer's elementwise kernels at: the chip's peak × its achievable
+  fraction (:func:`accelbook.specs.measured.achievable_hbm_fraction`, BabelStream) × the fraction of that
+  elementwise kernels reach (:func:`accelbook.specs.measured.elementwise_stream_fraction`, H100 RMSNorm
+  kernels from Liger's benchmarks; these rows are not among its inputs).
 
 ``error = model_s / published_s - 1``: positive when the model is slower than the measurement.
 """
@@ -25,7 +27,7 @@ import pandas as pd
 
 from accelbook.specs.chips import get_chip
 from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
-from accelbook.specs.measured import achievable_hbm_fraction
+from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction
 from accelbook.specs.models import get_model
 
 from .step import estimate
@@ -98,7 +100,8 @@ def model_time_s(e: dict) -> float:
     """The model's time (s) for a row of :func:`term_measurements` (the module docstring says which call)."""
     if e["term"] == "elementwise":
         chip = get_chip(e["chip"])
-        return e["bytes_moved"] / (chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction)
+        return e["bytes_moved"] / (chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction
+                                   * elementwise_stream_fraction(chip).fraction)
     L = row_model(e).n_layers
     t = layer_time_s(row_estimate(e), L)
     if e["term"] == "recompute":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from accelbook import training
 from accelbook.specs.catalogue import catalogue_cache
+from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction
 from accelbook.ui.facts import fact
 from accelbook.ui.facts import nb04_shared as sh
 
@@ -72,3 +73,19 @@ def terms_quack() -> str:
 @fact("nb04.terms_compiled")
 def terms_compiled() -> str:
     return sh.signed(_error("torch-compile-softmax-fp32-16k-131k"))
+
+
+@fact("nb04.terms_elem_pct")
+def terms_elem_pct() -> str:
+    return sh.pct(elementwise_stream_fraction("h100").fraction)
+
+
+@fact("nb04.terms_elem_tb_s")
+def terms_elem_tb_s() -> str:
+    h100 = achievable_hbm_fraction("h100").measured_bytes_per_s
+    return f"{h100 * elementwise_stream_fraction('h100').fraction / 1e12:.2f}"
+
+
+@fact("nb04.terms_elementwise_median")
+def terms_elementwise_median() -> str:
+    return sh.pct(_errors("elementwise").abs().median())
