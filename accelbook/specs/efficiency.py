@@ -64,8 +64,9 @@ def _efficiencies() -> Mapping[tuple[str, str], MeasuredEfficiency]:
 
 
 # Where a chip has no published measurement, borrow the closest measured sibling's fraction (same
-# vendor and matrix-unit design); the estimate's assumptions say so.
-_BORROW = {"h200": "h100", "h800": "h100", "gb200": "b200", "b200": "gb200", "rubin": "b200",
+# vendor and matrix-unit design); the estimate's assumptions say so. GB300 (Blackwell Ultra: the same dense
+# BF16 and FP8 peaks as GB200) borrows GB200's.
+_BORROW = {"h200": "h100", "h800": "h100", "gb200": "b200", "b200": "gb200", "gb300": "gb200", "rubin": "b200",
            "tpu-v4": "tpu-v5e", "tpu-v5p": "tpu-v5e", "tpu-v6e": "tpu-v5e", "tpu7": "tpu-v5e"}
 
 

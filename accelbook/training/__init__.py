@@ -61,7 +61,8 @@ Where each part lives (the file list is the table of contents):
   :func:`search`; :mod:`.scaling_curve`: :func:`scaling` (its columns: :func:`scaling_columns`);
   :mod:`.validation`: the published runs,
   :func:`validation_table` and :func:`error_band` (the band to print next to a predicted MFU or
-  tokens/s); :mod:`.waterfall`: a run's step built up from its ideal time, term by term, with the
+  tokens/s; each row is in the "check" set or the "held-out" one, ``error_band(set="held-out")`` the band of
+  the runs added after the mechanisms were chosen, looked at only to report); :mod:`.waterfall`: a run's step built up from its ideal time, term by term, with the
   error after each term; :mod:`.goodput`: time to train = ideal time / goodput (Llama 3's 90 % by default);
   :mod:`.mfu`: the one MFU; :mod:`.plausibility`: :func:`plausibility`, a predicted MFU against the highest
   MFU any published run reached on the chip's family at that precision (``data/training_mfu_ceilings.toml``),

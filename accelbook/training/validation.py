@@ -30,6 +30,9 @@ from .step import TrainingEstimate, estimate
 METRICS = ("tflop_s", "mfu", "tokens_per_s", "iteration_s")
 CONVENTIONS = ("hardware_full", "model_full", "model_causal")
 ROLES = ("target", "context")
+#: a run's set: "check" (the default: the rows mechanisms were chosen and checked against) or "held-out"
+#: (added after the mechanisms were chosen, looked at only to report; never used to choose or check one)
+SETS = ("check", "held-out")
 _RUN_REQUIRED = {"name", "model", "chip", "n_chips", "seq_len", "global_batch_sequences", "metric", "convention",
                  "reported", "role"}
 #: a run's layout keys and the value taken when the run does not give one
@@ -96,17 +99,19 @@ def _read_runs(path) -> dict[str, dict]:
     runs = {}
     for rid, e in raw.items():
         check_keys(path, rid, e, required=_RUN_REQUIRED,
-                   optional=set(RUN_LAYOUT_DEFAULTS) | {"assumed", "moe_balancing", "unmodelled"})
+                   optional=set(RUN_LAYOUT_DEFAULTS) | {"assumed", "moe_balancing", "unmodelled", "set"})
         if e["metric"] not in METRICS or e["convention"] not in CONVENTIONS or e["role"] not in ROLES:
             raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, convention in {CONVENTIONS}, "
                                                       "role 'target' or 'context'")
+        if e.get("set", "check") not in SETS:
+            raise CatalogueError(path, rid, "set", f"one of {SETS} (default 'check'), got {e['set']!r}")
         q = parse_quantity(path, rid, "reported", e["reported"], "count", sources)
         for k, v in e.items():
             if isinstance(v, dict) and k != "reported" and v.get("src") not in sources:
                 raise CatalogueError(path, rid, k, f"a setting given with its source needs a src in sources.toml "
                                                    f"or in the file's [sources], "
                                                    f"got {v.get('src')!r}")
-        runs[rid] = dict(e, reported_value=q.value, reported_provenance=q.provenance)
+        runs[rid] = dict(e, set=e.get("set", "check"), reported_value=q.value, reported_provenance=q.provenance)
     return runs
 
 
@@ -144,11 +149,12 @@ def validation_table(path=None) -> pd.DataFrame:
     authors' FLOP-counting convention; ``error`` = predicted / reported - 1. ``mfu_ceiling`` is the highest
     MFU published on the run's chip family and precision (NaN where none is), ``mfu_flag`` why the
     predicted ``mfu`` is above it (``""`` when it is not; :func:`~accelbook.training.plausibility.plausibility`).
+    ``set`` is the run's set (:data:`SETS`): ``"check"`` (the default) or ``"held-out"``.
 
     ``path``: a TOML file of runs in the schema of ``data/training_runs.toml`` (default: that file).
     Each top-level table ``[run-id]`` is one run: ``name``, ``model`` and ``chip`` (catalogue ids,
     registered ones included), ``n_chips``, ``seq_len``, ``global_batch_sequences``, ``metric``,
-    ``convention``, ``role`` and ``reported = { value = 41.2, src = "my-report", note = "..." }``, with
+    ``convention``, ``role`` (and optionally ``set``) and ``reported = { value = 41.2, src = "my-report", note = "..." }``, with
     the optional layout keys of :data:`RUN_LAYOUT_DEFAULTS`, ``assumed``, ``moe_balancing`` and
     ``unmodelled`` (their meaning: the header of ``data/training_runs.toml``). A user's file may cite
     its own publications in a ``[sources]`` table, one ``[sources.<id>]`` each with ``title``, ``url``,
@@ -176,14 +182,15 @@ def validation_table(path=None) -> pd.DataFrame:
         try:
             model, chip, est = run_estimate(e)
         except ValueError as err:
-            rows.append({"id": rid, "run": e["name"], "role": e["role"], "note": f"not evaluated: {err}"})
+            rows.append({"id": rid, "run": e["name"], "role": e["role"], "set": e["set"],
+                         "note": f"not evaluated: {err}"})
             continue
         pred = predicted_metric(est, model, chip, e["metric"], e["convention"])
         rep = e["reported_value"]
         c = est.config
         searched = [k for k in SEARCHABLE if k not in pinned]
         rows.append({
-            "id": rid, "run": e["name"], "role": e["role"], "chips": e["n_chips"], "metric": e["metric"],
+            "id": rid, "run": e["name"], "role": e["role"], "set": e["set"], "chips": e["n_chips"], "metric": e["metric"],
             "convention": e["convention"], "reported": rep, "predicted": pred, "error": pred / rep - 1,
             "mfu": est.mfu, "mfu_convention": est.mfu_convention,
             "mfu_ceiling": np.nan if est.mfu_ceiling is None else est.mfu_ceiling, "mfu_flag": est.mfu_flag,
@@ -205,6 +212,7 @@ class ErrorBand:
     high: float
     n: int
     role: str = "target"
+    set: str | None = None   # None: every set
 
     def words(self) -> str:
         """``"model +20 % median over 15 published runs, range −1…+69 %"``."""
@@ -221,29 +229,38 @@ def _default_table() -> pd.DataFrame:
     return validation_table()
 
 
-def error_band(table: pd.DataFrame | None = None, role: str = "target") -> ErrorBand:
+def error_band(table: pd.DataFrame | None = None, role: str = "target", set: str | None = None) -> ErrorBand:
     """Median and range of the signed ``error`` over the evaluated ``role`` rows of ``table``
     (default: :func:`validation_table` of ``data/training_runs.toml``, computed once per session).
+
+    ``set``: ``None`` (default) takes the rows of every set; ``"check"`` or ``"held-out"`` (:data:`SETS`)
+    only that set's, e.g. ``error_band(set="held-out")`` for the runs added after the mechanisms were chosen.
 
     The band to print next to any MFU or tokens/s the model predicts: a positive median means the
     model is optimistic. Rows not evaluated (no ``error``) are left out of ``n``.
     """
     one_of("role", role, ROLES)
+    if set is not None:
+        one_of("set", set, SETS)
     if table is not None and not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a DataFrame (validation_table()) or None, got {type(table).__name__}")
-    return _default_band(role) if table is None else _band(table, role)
+    return _default_band(role, set) if table is None else _band(table, role, set)
 
 
-@catalogue_cache(maxsize=len(ROLES))
-def _default_band(role: str) -> ErrorBand:
-    return _band(_default_table(), role)
+@catalogue_cache(maxsize=len(ROLES) * (len(SETS) + 1))
+def _default_band(role: str, set_: str | None) -> ErrorBand:
+    return _band(_default_table(), role, set_)
 
 
-def _band(t: pd.DataFrame, role: str) -> ErrorBand:
-    err = t.loc[t["role"] == role, "error"].dropna() if "error" in t else pd.Series(dtype=float)
+def _band(t: pd.DataFrame, role: str, set_: str | None = None) -> ErrorBand:
+    rows = t["role"] == role
+    if set_ is not None:
+        rows &= (t["set"] if "set" in t else pd.Series("check", index=t.index)) == set_
+    err = t.loc[rows, "error"].dropna() if "error" in t else pd.Series(dtype=float)
     if err.empty:
-        raise ValueError(f"the validation table has no evaluated {role!r} rows to take an error band from")
-    return ErrorBand(float(err.median()), float(err.min()), float(err.max()), int(err.size), role)
+        which = role if set_ is None else f"{role}, set {set_}"
+        raise ValueError(f"the validation table has no evaluated {which!r} rows to take an error band from")
+    return ErrorBand(float(err.median()), float(err.min()), float(err.max()), int(err.size), role, set_)
 
 
 def run_estimate(e: dict) -> tuple[Model, Chip, TrainingEstimate]:

@@ -8,6 +8,7 @@ loading this module registers them too).
 
 from __future__ import annotations
 
+from accelbook import training
 from accelbook.specs.catalogue import catalogue_cache
 from accelbook.ui.facts import (
     course_memory,  # noqa: F401  (registers its facts)
@@ -34,6 +35,13 @@ from accelbook.ui.facts.course_text import (
 def train_median_pct() -> str:
     """The training model's median error over the target runs, in % (positive: optimistic)."""
     return pct(train_band().median)
+
+
+@fact("course.train_heldout_median_pct")
+def train_heldout_median_pct() -> str:
+    """The training model's median error over the held-out target runs alone (added after its mechanisms were
+    chosen, looked at only to report), in %."""
+    return pct(training.error_band(set="held-out").median)
 
 
 @fact("course.train_correction")

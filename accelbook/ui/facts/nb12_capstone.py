@@ -386,3 +386,14 @@ def fleet_usd_m_with_pretraining() -> str:
 @fact("nb12.fleet_usd_k_products")
 def fleet_usd_k_products() -> str:
     return f"{_fleet_usd_per_month(False) / 1e3:.0f}"
+
+
+@fact("nb12.h100_4096_days_worst")
+def h100_4096_days_worst() -> str:
+    return f"{_train('h100', 4096)[2]:.0f}"
+
+
+@fact("nb12.maxtext_n")
+def maxtext_n() -> str:
+    """How many MaxText (TPU) runs the validation table holds, both sets."""
+    return f"{sum(1 for i in training.validation_table()['id'] if i.startswith('maxtext'))}"
