@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
+from accelbook.specs.bibliography import markdown_escape
 from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, lookup_source, read_table_file
@@ -281,13 +282,10 @@ _ARTICLE = re.compile(r"docs/bibliography\.md#(article-\d)")
 
 
 def _md(text: str) -> str:
-    """Escape what Markdown (and JupyterLab's maths) would read as markup, as the bibliography does. A dollar
+    """Escape what Markdown (and JupyterLab's maths) would read as markup, with the bibliography's escape. A dollar
     sign is written ``USD`` (``USD 12``) ("$12-15 ... $8-11" would be one formula to the book's MathJax, which sees the
     page after Markdown has dropped the escapes)."""
-    text = re.sub(r"\$(?=\s?\d)", "USD ", text).replace("$", "USD")
-    for ch in "\\`*_[]<>|$":
-        text = text.replace(ch, "\\" + ch)
-    return text
+    return markdown_escape(re.sub(r"\$(?=\s?\d)", "USD ", text).replace("$", "USD"))
 
 
 def article_of(claim: Claim) -> str:

@@ -91,8 +91,9 @@ def cited_by(data_dir: Path | str | None = None) -> dict[str, tuple[str, ...]]:
     return {sid: tuple(sorted(files)) for sid, files in out.items()}
 
 
-def _md(text: str) -> str:
-    """Escape the characters Markdown (and JupyterLab's maths) would read as markup."""
+def markdown_escape(text: str) -> str:
+    """Escape the characters Markdown (and JupyterLab's maths) would read as markup (the generated pages'
+    one escape: this bibliography and ``docs/claims.md``)."""
     for ch in "\\`*_[]<>|$":
         text = text.replace(ch, "\\" + ch)
     return text
@@ -102,7 +103,7 @@ def render_entry(source: Source, files: tuple[str, ...] = ()) -> str:
     """One source as a Markdown list item: anchor, id, title (with its authors or publisher), date, kind,
     address, and the data files that cite it."""
     cited = ", ".join(f"`data/{f}`" for f in files) if files else "no data file"
-    return (f'- <a id="{source.id}"></a>**{source.id}**. {_md(source.title)}. {source.date}. *{source.kind}*. '
+    return (f'- <a id="{source.id}"></a>**{source.id}**. {markdown_escape(source.title)}. {source.date}. *{source.kind}*. '
             f"<{source.url}>. Cited by: {cited}.")
 
 
@@ -132,7 +133,7 @@ def render_bibliography(sources: Mapping[str, Source] | None = None,
         "",
     ]
     for anchor, title, text in ARTICLES:
-        lines += [f'<a id="{anchor}"></a>', f"**{title}.** {_md(text)}", ""]
+        lines += [f'<a id="{anchor}"></a>', f"**{title}.** {markdown_escape(text)}", ""]
     for kind in SOURCE_KINDS:
         group = sorted((s for s in sources.values() if s.kind == kind), key=lambda s: s.id)
         if not group:
