@@ -18,7 +18,10 @@ computes that part:
   record: ``max(2MNK / (P·η_meas·η_shape), bytes / B_hbm)``; the published time is
   ``2MNK / (devices_per_chip · F)`` with ``F`` the TFLOP/s a source reports per device (one TensorCore on TPU7x,
   two to a chip). Rows at a chip's best measured shape are the model's own ``η_meas`` (they show what the fold
-  model ``η_shape`` adds at the shape it was measured at); the others check ``η_shape``.
+  model ``η_shape`` adds at the shape it was measured at); the others check ``η_shape``;
+- ``fp8_cast``: one FP8 quantisation kernel over ``elements`` bf16 values, charged as the training model charges
+  each FP8 GEMM input's cast (:func:`accelbook.costs.elementwise.elementwise_bytes`: read 2 bytes, write 1, no
+  scale and no separate amax pass) at the elementwise bandwidth ``B_elem`` above: ``3·elements / B_elem``.
 
 ``error = model_s / published_s - 1``: positive when the model is slower than the measurement.
 """
@@ -55,6 +58,12 @@ RUN_KEYS = ("n_chips", "seq_len", "global_batch_sequences")
 # TPU GEMM rows (a separate block: other term kinds are added beside it)
 TERMS += ("tpu_gemm",)
 KEYS["tpu_gemm"] = ({"term", "case", "chip", "mnk", "published_tflop_s"}, {"devices_per_chip"})
+
+# FP8 cast kernels (a separate block)
+TERMS += ("fp8_cast",)
+KEYS["fp8_cast"] = ({"term", "case", "chip", "elements", "published_us"}, set())
+#: bytes an element the model charges a cast of an FP8 GEMM input: read bf16 (2), write fp8 (1)
+CAST_BYTES_PER_ELEMENT = 3.0
 COLUMNS = ["term", "case", "model_s", "published_s", "error", "source", "note"]
 
 
@@ -80,6 +89,13 @@ def term_measurements(path=None) -> dict[str, dict]:
                 raise CatalogueError(path, rid, "layout", f"needs {', '.join(missing)} (the run's size)")
         if e["term"] == "tpu_gemm":
             rows[rid] = _tpu_gemm_row(path, rid, e, sources)
+            continue
+        if e["term"] == "fp8_cast":
+            n = e["elements"]
+            if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+                raise CatalogueError(path, rid, "elements", f"must be a whole number of elements > 0, got {n!r}")
+            q = parse_quantity(path, rid, "published_us", e["published_us"], "us", sources)
+            rows[rid] = dict(e, published_s=q.value, provenance=q.provenance)
             continue
         if e["term"] == "elementwise":
             b = e["bytes_moved"]
@@ -142,10 +158,11 @@ def model_time_s(e: dict) -> float:
     if e["term"] == "tpu_gemm":
         M, N, K = (float(x) for x in e["mnk"])
         return gemm_time(M, N, K, gemm_chip_record(e["chip"]))
-    if e["term"] == "elementwise":
+    if e["term"] in ("elementwise", "fp8_cast"):
         chip = get_chip(e["chip"])
-        return e["bytes_moved"] / (chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction
-                                   * elementwise_stream_fraction(chip).fraction)
+        b = e["bytes_moved"] if e["term"] == "elementwise" else CAST_BYTES_PER_ELEMENT * e["elements"]
+        return b / (chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction
+                    * elementwise_stream_fraction(chip).fraction)
     L = row_model(e).n_layers
     t = layer_time_s(row_estimate(e), L)
     if e["term"] == "recompute":

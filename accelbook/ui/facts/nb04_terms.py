@@ -129,3 +129,35 @@ def tpu7_gemm_pct() -> str:
 @fact("nb04.terms_tpu_gemm_n")
 def terms_tpu_gemm_n() -> str:
     return str(len(_errors("tpu_gemm")))
+
+
+# -- FP8 casts (term "fp8_cast") -----------------------------------------------------------------------------------
+
+
+@fact("nb04.terms_fp8_cast_n")
+def terms_fp8_cast_n() -> str:
+    return str(len(_errors("fp8_cast")))
+
+
+@fact("nb04.terms_fp8_cast_max")
+def terms_fp8_cast_max() -> str:
+    return sh.signed(_errors("fp8_cast").max())
+
+
+@fact("nb04.terms_fp8_cast_rceil")
+def terms_fp8_cast_rceil() -> str:
+    # the one cast slower than the model: torch.compile's RCEIL rounding, which the MXFP8 recipe does not use
+    return sh.signed(_error("ao-mxfp8-dim0-mxfp8-rceil"))
+
+
+@fact("nb04.terms_recompute_median")
+def terms_recompute_median() -> str:
+    return sh.pct(_errors("recompute").abs().median())
+
+
+@fact("nb04.terms_fp8_cast_min_others")
+def terms_fp8_cast_min_others() -> str:
+    # the smallest error of the casts the recipes run (all but torch.compile's RCEIL one)
+    e = _errors("fp8_cast")
+    t = table()
+    return sh.signed(e[t.loc[e.index, "id"] != "ao-mxfp8-dim0-mxfp8-rceil"].min())
