@@ -193,12 +193,22 @@ def test_measured_fraction_is_measured_over_peak():
 
 @pytest.mark.parametrize("chip,kind,sibling", [
     ("h200", "bf16", "h100"), ("h800", "bf16", "h100"), ("h800", "attention", "h100"),
-    ("tpu-v5p", "bf16", "tpu-v5e"), ("tpu-v6e", "bf16", "tpu-v5e"), ("tpu-v4", "bf16", "tpu-v5e"),
+    ("tpu-v5p", "bf16", "tpu-v5e"), ("tpu-v4", "bf16", "tpu-v5e"), ("tpu-8t", "bf16", "tpu7"), ("tpu-8i", "bf16", "tpu7"),
 ])
 def test_chips_without_a_measurement_borrow_and_say_so(chip, kind, sibling):
     m, why = measured_efficiency(chip, kind)
     assert "borrowed" in why and sibling in why
     assert m.fraction == pytest.approx(measured_efficiency(sibling, kind)[0].fraction)
+
+
+@pytest.mark.parametrize("chip,fraction", [
+    ("tpu-v6e", 827.5 / 918),           # tpu-recipes: 8192^3 bf16, device time from the trace
+    ("tpu7", 2 * 956.38 / 2307),        # Ironwood sweep: 956.38 TFLOP/s per TensorCore at 32,768^3, two per chip
+])
+def test_tpu_generations_with_a_gemm_timing_use_their_own(chip, fraction):
+    m, why = measured_efficiency(chip, "bf16")
+    assert "measured on this chip" in why and "borrowed" not in why
+    assert m.fraction == pytest.approx(fraction, rel=1e-4)
 
 
 def test_measured_chips_do_not_say_borrowed():

@@ -1,6 +1,6 @@
 """Measured matrix-unit efficiency: the fraction of dense peak a large GEMM (or FlashAttention)
 reaches on a chip in a published measurement (``data/matmul_efficiency.toml``: Bekman's MAMF table,
-the FlashAttention papers, the JAX Pallas tutorial).
+the FlashAttention papers, the JAX Pallas tutorial (TPU v5e), Google's TPU matmul microbenchmarks (v6e, TPU7x)).
 
 The training and inference models apply it on top of their own tile/wave losses
 (:mod:`accelbook.chip.tiling`), so it is calibrated from GEMM benchmarks, never from the training
@@ -65,9 +65,11 @@ def _efficiencies() -> Mapping[tuple[str, str], MeasuredEfficiency]:
 
 # Where a chip has no published measurement, borrow the closest measured sibling's fraction (same
 # vendor and matrix-unit design); the estimate's assumptions say so. GB300 (Blackwell Ultra: the same dense
-# BF16 and FP8 peaks as GB200) borrows GB200's.
+# BF16 and FP8 peaks as GB200) borrows GB200's. TPUs: v5e, v6e and TPU7x are measured; no GEMM timing was found
+# for v4 or v5p, which borrow v5e's (128x128 MXUs, as theirs), nor for the announced TPU 8t and 8i, which
+# borrow TPU7x's (256x256 MXUs, the generation before them).
 _BORROW = {"h200": "h100", "h800": "h100", "gb200": "b200", "b200": "gb200", "gb300": "gb200", "rubin": "b200",
-           "tpu-v4": "tpu-v5e", "tpu-v5p": "tpu-v5e", "tpu-v6e": "tpu-v5e", "tpu7": "tpu-v5e"}
+           "tpu-v4": "tpu-v5e", "tpu-v5p": "tpu-v5e", "tpu-8t": "tpu7", "tpu-8i": "tpu7"}
 
 
 def measured_efficiency(chip: Chip | str, kind: str = "bf16") -> tuple[MeasuredEfficiency, str]:

@@ -13,7 +13,15 @@ computes that part:
   bandwidth the training kernel charges a layer's elementwise kernels at: the chip's peak × its achievable
   fraction (:func:`accelbook.specs.measured.achievable_hbm_fraction`, BabelStream) × the fraction of that
   elementwise kernels reach (:func:`accelbook.specs.measured.elementwise_stream_fraction`, H100 RMSNorm
-  kernels from Liger's benchmarks; these rows are not among its inputs).
+  kernels from Liger's benchmarks; these rows are not among its inputs);
+- ``tpu_gemm``: one ``[M×K]·[K×N]`` bf16 GEMM on a TPU chip, :func:`~.compute.gemm_time` of the chip's bf16
+  record: ``max(2MNK / (P·η_meas·η_shape), bytes / B_hbm)``; the published time is
+  ``2MNK / (devices_per_chip · F)`` with ``F`` the TFLOP/s a source reports per device (one TensorCore on TPU7x,
+  two to a chip). Rows at a chip's best measured shape are the model's own ``η_meas`` (they show what the fold
+  model ``η_shape`` adds at the shape it was measured at); the others check ``η_shape``;
+- ``fp8_cast``: one FP8 quantisation kernel over ``elements`` bf16 values, charged as the training model charges
+  each FP8 GEMM input's cast (:func:`accelbook.costs.elementwise.elementwise_bytes`: read 2 bytes, write 1, no
+  scale and no separate amax pass) at the elementwise bandwidth ``B_elem`` above: ``3·elements / B_elem``.
 
 ``error = model_s / published_s - 1``: positive when the model is slower than the measurement.
 """
@@ -26,10 +34,13 @@ from pathlib import Path
 import pandas as pd
 
 from accelbook.specs.chips import get_chip
+from accelbook.specs.clusters import cluster_for, clusters
 from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
 from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction
 from accelbook.specs.models import get_model
 
+from .compute import gemm_time
+from .records import chip_record
 from .step import estimate
 
 TERMS = ("layer", "recompute", "elementwise")
@@ -43,6 +54,16 @@ KEYS = {
 }
 #: the layout keys that are not :func:`estimate` keywords
 RUN_KEYS = ("n_chips", "seq_len", "global_batch_sequences")
+
+# TPU GEMM rows (a separate block: other term kinds are added beside it)
+TERMS += ("tpu_gemm",)
+KEYS["tpu_gemm"] = ({"term", "case", "chip", "mnk", "published_tflop_s"}, {"devices_per_chip"})
+
+# FP8 cast kernels (a separate block)
+TERMS += ("fp8_cast",)
+KEYS["fp8_cast"] = ({"term", "case", "chip", "elements", "published_us"}, set())
+#: bytes an element the model charges a cast of an FP8 GEMM input: read bf16 (2), write fp8 (1)
+CAST_BYTES_PER_ELEMENT = 3.0
 COLUMNS = ["term", "case", "model_s", "published_s", "error", "source", "note"]
 
 
@@ -66,6 +87,16 @@ def term_measurements(path=None) -> dict[str, dict]:
             missing = [k for k in RUN_KEYS if k not in e["layout"]]
             if missing:
                 raise CatalogueError(path, rid, "layout", f"needs {', '.join(missing)} (the run's size)")
+        if e["term"] == "tpu_gemm":
+            rows[rid] = _tpu_gemm_row(path, rid, e, sources)
+            continue
+        if e["term"] == "fp8_cast":
+            n = e["elements"]
+            if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+                raise CatalogueError(path, rid, "elements", f"must be a whole number of elements > 0, got {n!r}")
+            q = parse_quantity(path, rid, "published_us", e["published_us"], "us", sources)
+            rows[rid] = dict(e, published_s=q.value, provenance=q.provenance)
+            continue
         if e["term"] == "elementwise":
             b = e["bytes_moved"]
             if isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 0:
@@ -77,6 +108,32 @@ def term_measurements(path=None) -> dict[str, dict]:
             published_s = q.value
         rows[rid] = dict(e, published_s=published_s, provenance=q.provenance)
     return rows
+
+
+def _tpu_gemm_row(path, rid: str, e: dict, sources) -> dict:
+    """A checked ``tpu_gemm`` row: ``mnk`` three whole numbers > 0, ``devices_per_chip`` a whole number >= 1."""
+    mnk = e["mnk"]
+    if not (isinstance(mnk, list) and len(mnk) == 3
+            and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in mnk)):
+        raise CatalogueError(path, rid, "mnk", f"must be [M, N, K], three whole numbers > 0, got {mnk!r}")
+    dev = e.get("devices_per_chip", 1)
+    if isinstance(dev, bool) or not isinstance(dev, int) or dev < 1:
+        raise CatalogueError(path, rid, "devices_per_chip", f"must be a whole number >= 1, got {dev!r}")
+    q = parse_quantity(path, rid, "published_tflop_s", e["published_tflop_s"], "tflop_s", sources)
+    M, N, K = mnk
+    return dict(e, published_s=2.0 * M * N * K / (dev * q.value), provenance=q.provenance)
+
+
+def gemm_chip_record(chip_id: str):
+    """The bf16 chip record (:data:`~.records.CHIP`) a GEMM row is timed with: the chip's in its cluster preset,
+    or in the first preset where it has none (TPU7x): :func:`~.compute.gemm_time` reads only the chip's own
+    fields (peak, measured efficiency, matrix units, HBM bandwidth), never the cluster's."""
+    chip = get_chip(chip_id)
+    try:
+        cl = cluster_for(chip)
+    except ValueError:
+        cl = next(iter(clusters().values()))
+    return chip_record(chip, cl, "bf16")[0]
 
 
 def row_model(e: dict):
@@ -98,10 +155,14 @@ def layer_time_s(est, n_layers: int) -> float:
 
 def model_time_s(e: dict) -> float:
     """The model's time (s) for a row of :func:`term_measurements` (the module docstring says which call)."""
-    if e["term"] == "elementwise":
+    if e["term"] == "tpu_gemm":
+        M, N, K = (float(x) for x in e["mnk"])
+        return gemm_time(M, N, K, gemm_chip_record(e["chip"]))
+    if e["term"] in ("elementwise", "fp8_cast"):
         chip = get_chip(e["chip"])
-        return e["bytes_moved"] / (chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction
-                                   * elementwise_stream_fraction(chip).fraction)
+        b = e["bytes_moved"] if e["term"] == "elementwise" else CAST_BYTES_PER_ELEMENT * e["elements"]
+        return b / (chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction
+                    * elementwise_stream_fraction(chip).fraction)
     L = row_model(e).n_layers
     t = layer_time_s(row_estimate(e), L)
     if e["term"] == "recompute":

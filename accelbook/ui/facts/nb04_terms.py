@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from accelbook import training
 from accelbook.specs.catalogue import catalogue_cache
+from accelbook.specs.efficiency import measured_efficiency
 from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction
 from accelbook.ui.facts import fact
 from accelbook.ui.facts import nb04_shared as sh
@@ -89,3 +90,74 @@ def terms_elem_tb_s() -> str:
 @fact("nb04.terms_elementwise_median")
 def terms_elementwise_median() -> str:
     return sh.pct(_errors("elementwise").abs().median())
+
+
+# -- TPU GEMMs (term "tpu_gemm") and the TPU generations' measured GEMM fractions --------------------------------
+
+
+@fact("nb04.terms_tpu_gemm_median")
+def terms_tpu_gemm_median() -> str:
+    return sh.pct(_errors("tpu_gemm").abs().median())
+
+
+@fact("nb04.terms_tpu_gemm_v6e_fold")
+def terms_tpu_gemm_v6e_fold() -> str:
+    # at the shape v6e's eta_meas was timed at, what the MXU fold model adds on top of it
+    return sh.signed(_error("tpu-recipes-v6e-8192-trace"))
+
+
+@fact("nb04.terms_tpu_gemm_tpu7_4096")
+def terms_tpu_gemm_tpu7_4096() -> str:
+    return sh.signed(_error("ironwood-gemm-4096"))
+
+
+@fact("nb04.terms_tpu_gemm_tpu7_1024")
+def terms_tpu_gemm_tpu7_1024() -> str:
+    return sh.signed(_error("ironwood-gemm-1024"))
+
+
+@fact("nb04.v6e_gemm_pct")
+def v6e_gemm_pct() -> str:
+    return sh.pct(measured_efficiency("tpu-v6e")[0].fraction, 1)
+
+
+@fact("nb04.tpu7_gemm_pct")
+def tpu7_gemm_pct() -> str:
+    return sh.pct(measured_efficiency("tpu7")[0].fraction, 1)
+
+
+@fact("nb04.terms_tpu_gemm_n")
+def terms_tpu_gemm_n() -> str:
+    return str(len(_errors("tpu_gemm")))
+
+
+# -- FP8 casts (term "fp8_cast") -----------------------------------------------------------------------------------
+
+
+@fact("nb04.terms_fp8_cast_n")
+def terms_fp8_cast_n() -> str:
+    return str(len(_errors("fp8_cast")))
+
+
+@fact("nb04.terms_fp8_cast_max")
+def terms_fp8_cast_max() -> str:
+    return sh.signed(_errors("fp8_cast").max())
+
+
+@fact("nb04.terms_fp8_cast_rceil")
+def terms_fp8_cast_rceil() -> str:
+    # the one cast slower than the model: torch.compile's RCEIL rounding, which the MXFP8 recipe does not use
+    return sh.signed(_error("ao-mxfp8-dim0-mxfp8-rceil"))
+
+
+@fact("nb04.terms_recompute_median")
+def terms_recompute_median() -> str:
+    return sh.pct(_errors("recompute").abs().median())
+
+
+@fact("nb04.terms_fp8_cast_min_others")
+def terms_fp8_cast_min_others() -> str:
+    # the smallest error of the casts the recipes run (all but torch.compile's RCEIL one)
+    e = _errors("fp8_cast")
+    t = table()
+    return sh.signed(e[t.loc[e.index, "id"] != "ao-mxfp8-dim0-mxfp8-rceil"].min())
