@@ -51,14 +51,15 @@ def _layer_s(recompute, sp):
 
 
 def test_published_values_are_the_sources_figures(table):
-    assert set(table.index) == set(HAND)
+    # the gemm rows' figures are checked in tests/test_gemm_k_overhead.py
+    assert set(table.index[table["term"] != "gemm"]) == set(HAND)
     for rid, want in HAND.items():
         assert table.loc[rid, "published_s"] == pytest.approx(want, rel=1e-12), rid
     assert table.loc["quack-softmax-fp32-16k-131k", "published_s"] == pytest.approx(5.7076e-3, rel=1e-4)
 
 
 def test_at_least_six_rows_over_three_terms_with_sources(table):
-    assert len(table) >= 6 and set(table["term"]) == {"layer", "recompute", "elementwise"}
+    assert len(table) >= 6 and set(table["term"]) == {"layer", "recompute", "elementwise", "gemm"}
     assert table["source"].str.len().gt(10).all() and table["case"].str.len().gt(10).all()
 
 

@@ -26,13 +26,16 @@ from pathlib import Path
 import pandas as pd
 
 from accelbook.specs.chips import get_chip
+from accelbook.specs.clusters import cluster_for
 from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
 from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction
 from accelbook.specs.models import get_model
 
+from .compute import gemm_time
+from .records import PRECISIONS, chip_record
 from .step import estimate
 
-TERMS = ("layer", "recompute", "elementwise")
+TERMS = ("layer", "recompute", "elementwise", "gemm")
 #: the time parts of a step that one layer's forward + backward is made of (``TrainingEstimate.time`` keys)
 LAYER_PARTS = ("t_gemm_s", "t_attention_s", "t_elementwise_s", "t_recompute_s", "t_tp_comm_s")
 #: the keys a row of each term has: (required, optional)
@@ -40,10 +43,14 @@ KEYS = {
     "layer": ({"term", "case", "chip", "model", "layout", "published_ms"}, {"shape"}),
     "recompute": ({"term", "case", "chip", "model", "layout", "baseline", "published_ms"}, {"shape"}),
     "elementwise": ({"term", "case", "chip", "bytes_moved", "published_tb_s"}, set()),
+    # one dense GEMM: its shape and precision, and either a throughput or a time
+    "gemm": ({"term", "case", "chip", "precision", "m", "n", "k", "set"}, {"published_tflop_s", "published_ms"}),
 }
+#: what a gemm row is to the model (``set``); rows of the other terms are ``check``
+GEMM_SETS = ("fit", "input", "held-out")
 #: the layout keys that are not :func:`estimate` keywords
 RUN_KEYS = ("n_chips", "seq_len", "global_batch_sequences")
-COLUMNS = ["term", "case", "model_s", "published_s", "error", "source", "note"]
+COLUMNS = ["term", "case", "set", "model_s", "published_s", "error", "source", "note"]
 
 
 def term_measurements(path=None) -> dict[str, dict]:
@@ -66,7 +73,9 @@ def term_measurements(path=None) -> dict[str, dict]:
             missing = [k for k in RUN_KEYS if k not in e["layout"]]
             if missing:
                 raise CatalogueError(path, rid, "layout", f"needs {', '.join(missing)} (the run's size)")
-        if e["term"] == "elementwise":
+        if e["term"] == "gemm":
+            q, published_s = _gemm_published(path, rid, e, sources)
+        elif e["term"] == "elementwise":
             b = e["bytes_moved"]
             if isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 0:
                 raise CatalogueError(path, rid, "bytes_moved", f"must be a number of bytes > 0, got {b!r}")
@@ -77,6 +86,26 @@ def term_measurements(path=None) -> dict[str, dict]:
             published_s = q.value
         rows[rid] = dict(e, published_s=published_s, provenance=q.provenance)
     return rows
+
+
+def _gemm_published(path, rid: str, e: dict, sources):
+    """A gemm row checked: precision, whole ``m``, ``n``, ``k`` > 0, a ``set``, exactly one published figure;
+    (its quantity, its time in seconds)."""
+    if e["precision"] not in PRECISIONS:
+        raise CatalogueError(path, rid, "precision", f"must be one of {PRECISIONS}, got {e['precision']!r}")
+    for k in ("m", "n", "k"):
+        if isinstance(e[k], bool) or not isinstance(e[k], int) or e[k] <= 0:
+            raise CatalogueError(path, rid, k, f"must be a whole number > 0, got {e[k]!r}")
+    if e["set"] not in GEMM_SETS:
+        raise CatalogueError(path, rid, "set", f"must be one of {GEMM_SETS}, got {e['set']!r}")
+    given = [k for k in ("published_tflop_s", "published_ms") if k in e]
+    if len(given) != 1:
+        raise CatalogueError(path, rid, "published_tflop_s", "needs exactly one of published_tflop_s, published_ms")
+    if given[0] == "published_ms":
+        q = parse_quantity(path, rid, "published_ms", e["published_ms"], "ms", sources)
+        return q, q.value
+    q = parse_quantity(path, rid, "published_tflop_s", e["published_tflop_s"], "tflop_s", sources)
+    return q, 2.0 * e["m"] * e["n"] * e["k"] / q.value
 
 
 def row_model(e: dict):
@@ -98,6 +127,10 @@ def layer_time_s(est, n_layers: int) -> float:
 
 def model_time_s(e: dict) -> float:
     """The model's time (s) for a row of :func:`term_measurements` (the module docstring says which call)."""
+    if e["term"] == "gemm":
+        chip = get_chip(e["chip"])
+        c, _ = chip_record(chip, cluster_for(chip), e["precision"])
+        return float(gemm_time(float(e["m"]), float(e["n"]), float(e["k"]), c))
     if e["term"] == "elementwise":
         chip = get_chip(e["chip"])
         return e["bytes_moved"] / (chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction
@@ -111,13 +144,15 @@ def model_time_s(e: dict) -> float:
 
 def term_validation_table(path=None) -> pd.DataFrame:
     """Term by term, the model against published timings: one row per measurement of
-    ``data/term_measurements.toml`` with ``term``, ``case``, ``model_s``, ``published_s``,
+    ``data/term_measurements.toml`` with ``term``, ``case``, ``set`` (a gemm row's, else ``check``), ``model_s``,
+    ``published_s``,
     ``error = model_s / published_s - 1`` (positive: the model is slower), ``source`` (title) and
     ``note`` (what the source says, and where its time is derived from a throughput)."""
     rows = []
     for rid, e in term_measurements(path).items():
         m = model_time_s(e)
-        rows.append({"id": rid, "term": e["term"], "case": e["case"], "model_s": m, "published_s": e["published_s"],
+        rows.append({"id": rid, "term": e["term"], "case": e["case"], "set": e.get("set", "check"), "model_s": m,
+                     "published_s": e["published_s"],
                      "error": m / e["published_s"] - 1, "source": e["provenance"].source.title,
                      "note": e["provenance"].note})
     return pd.DataFrame(rows, columns=["id", *COLUMNS])
