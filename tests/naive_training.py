@@ -73,6 +73,25 @@ def eta_shape(M, N, K, chip: Chip) -> float:
     return max(plain, _gpu_tiling(M, N * s, math.ceil(K / s), sms, tm, 128, 64)[1])
 
 
+def gemm_k0(chip: Chip, precision: str) -> float:
+    """A GPU tile's fill and epilogue in elements of K (data/gemm_k_overhead.toml gives fp8; bf16 half of it);
+    0 on a TPU."""
+    if chip.kind == "tpu":
+        return 0.0
+    with open(Path(__file__).resolve().parents[1] / "data" / "gemm_k_overhead.toml", "rb") as f:
+        k0 = tomllib.load(f)["gpu"]["k_overhead_fp8_count"]["value"]
+    return float(k0) if precision == "fp8" else k0 / 2.0
+
+
+def eta_k(K, k0, k_ref) -> float:
+    """min(1, (K/(K+k0)) / (k_ref/(k_ref+k0))), K rounded up (>= 1); 1 if k0 is 0; unnormalised if k_ref is 0."""
+    if k0 <= 0:
+        return 1.0
+    K = max(1, math.ceil(K))
+    e = K / (K + k0)
+    return min(1.0, e / (k_ref / (k_ref + k0)) if k_ref > 0 else e)
+
+
 @dataclass(frozen=True)
 class Hardware:
     """What the step needs of a chip in a cluster at a precision (SI units)."""
@@ -93,6 +112,10 @@ class Hardware:
     o_bytes: float
     bucket_min: float
     bucket_per_dp: float
+    k0: float            # a GPU tile's fixed cost in elements of K at the training precision (0: none)
+    k_ref: float         # the K the GEMM efficiency was measured at (0: not known)
+    k0_bf16: float
+    k_ref_bf16: float
 
 
 def hardware(model: Model, chip: Chip, cluster: Cluster, precision: str, s: int) -> Hardware:
@@ -107,14 +130,20 @@ def hardware(model: Model, chip: Chip, cluster: Cluster, precision: str, s: int)
         1.0 if precision == "fp8" else 2.0,
         0.0 if chip.kind == "tpu" else overlap_slowdown(chip)[0],
         fw.weight_bytes_per_param, fw.grad_bytes_per_param, fw.optimizer_bytes_per_param,
-        fw.bucket_min_params, fw.bucket_params_per_dp_rank)
+        fw.bucket_min_params, fw.bucket_params_per_dp_rank,
+        gemm_k0(chip, precision), _measured_k(chip, precision), gemm_k0(chip, "bf16"), _measured_k(chip, "bf16"))
+
+
+def _measured_k(chip: Chip, precision: str) -> float:
+    shape = measured_efficiency(chip, precision)[0].shape
+    return float(shape[2]) if shape else 0.0
 
 
 def gemm_time(M, N, K, hw: Hardware) -> float:
-    """max(2MNK / (P·η_meas·η_shape), bpe·(MK + KN + MN) / B_hbm); 0 for an empty GEMM."""
+    """max(2MNK / (P·η_meas·η_shape·η_K), bpe·(MK + KN + MN) / B_hbm); 0 for an empty GEMM."""
     if M <= 0 or N <= 0 or K <= 0:
         return 0.0
-    t_math = 2.0 * M * N * K / (hw.peak * hw.eta * eta_shape(M, N, K, hw.chip))
+    t_math = 2.0 * M * N * K / (hw.peak * hw.eta * eta_shape(M, N, K, hw.chip) * eta_k(K, hw.k0, hw.k_ref))
     t_mem = hw.bpe * (M * K + K * N + M * N) / hw.hbm_bw
     return max(t_math, t_mem)
 
@@ -216,7 +245,8 @@ def lm_head_time(model: Model, hw: Hardware, T, tp):
     """LM head and loss, forward and backward: 3 bf16 GEMMs of 2·T·(V/tp)·d FLOPs and 3 passes over the
     fp32 logits (4·T·V/tp bytes each)."""
     V, d = model.vocab_size, model.d_model
-    gemm = 2 * T * V / tp * d / (hw.peak_bf16 * hw.eta_bf16 * eta_shape(T, V / tp, d, hw.chip))
+    gemm = 2 * T * V / tp * d / (hw.peak_bf16 * hw.eta_bf16 * eta_shape(T, V / tp, d, hw.chip)
+                                 * eta_k(d, hw.k0_bf16, hw.k_ref_bf16))
     return 3 * gemm + 3 * 4 * T * V / tp / hw.hbm_bw
 
 

@@ -95,13 +95,13 @@ HAND = {
     # notebook 04: 2048 sequences / dp 32 = 64 microbatches, bubble 3 / (64 + 3) = 4.48 %; the search keeps TP2
     # (read from the model); ideal 5.22 s of a 12.84 s step = 40.7 %; DGX H100 at 8,192 chips 90.9 % (read from
     # the model); 70B at 8K: 12 x 80 x 8192 x 8192 / 2 = 3.22e10 of 6 x 69.5e9 + 3.22e10 = 4.49e11 -> 7.2 %;
-    # TP overlap 0.8: MFU 51.3 % -> 60.1 % (read from the model)
+    # TP overlap 0.8: MFU 49.2 % -> 57.5 % (read from the model)
     "predict-bubble-default": 4.478,
     "predict-search-tp": 2,
     "predict-ideal-share-405b": 53.5,
     "predict-h100-weak-scaling": 90.9,
     "mfu-full-vs-causal-70b": 7.17,
-    "whatif-tp-overlap-08": 60.1,
+    "whatif-tp-overlap-08": 57.5,
     # notebook 06: a batch takes B x TTFT + 256 x TPOT: 64 x 256 / (64 x 0.0643 + 256 x 0.00863) = 2,590 tokens/s
     # against 256 / (0.0643 + 256 x 0.00700) = 137.9 on 8 chips: 18.8x; one H200: 69.5 GB / 4.15 TB/s = 16.8 ms
     # (+ the KV read); 32K: 189 sequences (read from the model); MHA: 2 x 80 x 64 x 128 x 2 = 2,621,440 bytes

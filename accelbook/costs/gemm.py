@@ -9,6 +9,10 @@ inference model (``inference.rates.pass_shape_efficiency``, FLOP-weighted over a
   ``η_k`` of the last K slice, ``η_wave = tiles/(waves·S)``), the better of the plain tiling and split-K;
 - TPU: weight-stationary MXU folds (:func:`tpu_fold_efficiency`).
 
+:func:`gemm_k_efficiency` (``η_K``, a GPU tile's fixed fill and epilogue against the length of its K loop, relative
+to the K the chip's efficiency was measured at; ``data/gemm_k_overhead.toml``) is applied by the training kernel
+only: inference's prefill GEMMs keep ``η_shape`` alone.
+
 The tile and fold formulas are :mod:`accelbook.chip.tiling`'s (which explains them, with checked entry
 points ``gpu_gemm`` and ``tpu_gemm``); they live here, plain ``@njit`` arithmetic with no imports, so that
 the chip layer imports this package and not the other way round.
@@ -114,3 +118,25 @@ def gemm_shape_efficiency(M, N, K, is_tpu, sms, mxu, n_mxu):
         return plain
     _, _, eta_tile, eta_k, eta_wave = gpu_tile_factors(M, N * s, math.ceil(K / s), sms, tm, GPU_TILE[1], GPU_TILE[2])
     return max(plain, eta_tile * eta_k * eta_wave)
+
+
+@njit(cache=True)
+def gemm_k_efficiency(K, k0, k_ref):
+    """``η_K`` of a GPU GEMM with reduction length ``K`` (elements): each output tile pays a fixed fill and
+    epilogue worth ``k0`` elements of K, so it does ``K`` slices of work in the time of ``K + k0``; taken
+    relative to ``k_ref``, the K of the shape the chip's efficiency was measured at, and at most 1:
+    ``η_K = min(1, (K / (K + k0)) / (k_ref / (k_ref + k0)))``. ``k0 = 0`` gives 1 (no overhead: TPUs, whose
+    fold model charges fill and drain itself); ``k_ref = 0`` (no measured shape) takes the overhead as it is,
+    ``K / (K + k0)``. No unit; ``K`` is rounded up to a whole number, at least 1.
+
+    Worked number (H100 bf16: ``k0 = 250``, MAMF's best K ``k_ref = 13312``): ``K = 1024`` (Llama 70B's
+    out-projection at TP 8) gives ``(1024/1274) / (13312/13562) = 0.8038 / 0.9816 = 0.8189``; ``K = 16384``
+    gives 1.
+    """
+    if k0 <= 0.0:
+        return 1.0
+    K = max(1.0, math.ceil(K))
+    eta = K / (K + k0)
+    if k_ref > 0.0:
+        eta /= k_ref / (k_ref + k0)
+    return min(1.0, eta)

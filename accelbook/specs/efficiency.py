@@ -21,6 +21,8 @@ from .chips import CHIPS, Chip, base_id, get_chip
 from .loader import DATA_DIR, CatalogueError, Provenance, check_keys, load_sources, parse_quantity, read_table_file
 
 _EFF_KEYS = {"gemm_bf16_tflop_s": "bf16", "gemm_fp8_tflop_s": "fp8", "attention_bf16_tflop_s": "attention"}
+#: the shape ``[M, N, K]`` a GEMM figure was measured at (MAMF's best shape), by the figure's kind
+_SHAPE_KEYS = {"gemm_bf16_shape": "bf16", "gemm_fp8_shape": "fp8"}
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class MeasuredEfficiency:
     fraction: float
     measured_flop_s: float
     provenance: Provenance | None   # None: not measured on this chip; ``borrowed_from`` says whose
+    shape: tuple[int, int, int] | None = None   # (M, N, K) it was measured at, where the file says
 
 
 @catalogue_cache(maxsize=1)
@@ -40,8 +43,9 @@ def _efficiencies() -> Mapping[tuple[str, str], MeasuredEfficiency]:
     sources = load_sources()
     out = {}
     for cid, e in read_table_file(path).items():
-        check_keys(path, cid, e, required=set(), optional=set(_EFF_KEYS))
+        check_keys(path, cid, e, required=set(), optional=set(_EFF_KEYS) | set(_SHAPE_KEYS))
         chip = get_chip(cid)
+        shapes = {kind: _shape(path, cid, key, e[key]) for key, kind in _SHAPE_KEYS.items() if key in e}
         for key, kind in _EFF_KEYS.items():
             if key not in e:
                 continue
@@ -59,8 +63,48 @@ def _efficiencies() -> Mapping[tuple[str, str], MeasuredEfficiency]:
             if not 0 < frac <= 1:
                 raise CatalogueError(path, cid, key, f"{q.value / 1e12:.0f} TFLOP/s is above the chip's peak "
                                                      f"{peak / 1e12:.0f}; check the figure or the peak")
-            out[(chip.id, kind)] = MeasuredEfficiency(chip.id, kind, frac, q.value, q.provenance)
+            out[(chip.id, kind)] = MeasuredEfficiency(chip.id, kind, frac, q.value, q.provenance, shapes.get(kind))
     return MappingProxyType(out)
+
+
+def _shape(path, cid: str, key: str, raw) -> tuple[int, int, int]:
+    """A measured GEMM's ``[M, N, K]``: three whole numbers > 0."""
+    if not (isinstance(raw, list) and len(raw) == 3
+            and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in raw)):
+        raise CatalogueError(path, cid, key, f"must be [M, N, K], three whole numbers > 0, got {raw!r}")
+    return (raw[0], raw[1], raw[2])
+
+
+@dataclass(frozen=True)
+class KOverhead:
+    """A GPU GEMM tile's fixed cost (pipeline fill, epilogue) as a length of K: ``k0_fp8`` elements of one
+    byte (:func:`gemm_k_overhead`)."""
+
+    k0_fp8: float
+    provenance: Provenance
+
+
+@catalogue_cache(maxsize=1)
+def gemm_k_overhead_record() -> KOverhead:
+    """``data/gemm_k_overhead.toml``: the measured per-tile overhead of GPU GEMMs, checked at load."""
+    path = DATA_DIR / "gemm_k_overhead.toml"
+    table = read_table_file(path)
+    check_keys(path, "file", table, required={"gpu"}, optional=set())
+    check_keys(path, "gpu", table["gpu"], required={"k_overhead_fp8_count"}, optional=set())
+    q = parse_quantity(path, "gpu", "k_overhead_fp8_count", table["gpu"]["k_overhead_fp8_count"], "count",
+                       load_sources(), allow_zero=True)
+    return KOverhead(q.value, q.provenance)
+
+
+def gemm_k_overhead(precision: str) -> float:
+    """``K0`` (elements of K) of a GPU GEMM at ``precision``: each output tile costs ``K + K0`` slices'
+    time for ``K`` slices' work. The file gives it for fp8; a tile's fill and epilogue take the same time
+    at any precision while a bf16 slice of K takes twice an fp8 one, so bf16 (and fp16) take ``K0/2``.
+    500 fp8 elements (DeepGEMM's H800 table) are 250 bf16 ones."""
+    if precision not in ("bf16", "fp16", "fp8"):
+        raise ValueError(f"precision must be 'bf16', 'fp16' or 'fp8', got {precision!r}")
+    k0 = gemm_k_overhead_record().k0_fp8
+    return k0 if precision == "fp8" else k0 / 2.0
 
 
 # Where a chip has no published measurement, borrow the closest measured sibling's fraction (same

@@ -3,9 +3,12 @@
 All ``@njit`` on the model record ``mv`` and chip record ``c`` (:mod:`.records`), for ``T = mb·s/cp``
 tokens of a microbatch on one chip:
 
-- a GEMM ``[M×K]·[K×N]`` takes ``max(2MNK / (P·η_meas·η_shape), bytes / B_hbm)``: ``η_meas`` the
+- a GEMM ``[M×K]·[K×N]`` takes ``max(2MNK / (P·η_meas·η_shape·η_K), bytes / B_hbm)``: ``η_meas`` the
   measured large-GEMM fraction of peak, ``η_shape`` the tile/wave/split-K (GPU, tiles of 16 to 128 rows
-  by 128×64) or MXU fold (TPU) efficiency of the shape (:mod:`accelbook.costs.gemm`, which inference uses too);
+  by 128×64) or MXU fold (TPU) efficiency of the shape (:mod:`accelbook.costs.gemm`, which inference uses too),
+  ``η_K`` a GPU tile's fixed fill and epilogue against the length of its K loop, relative to the K the chip's
+  efficiency was measured at (:func:`accelbook.costs.gemm.gemm_k_efficiency`, ``data/gemm_k_overhead.toml``:
+  DeepGEMM's H800 table; training only, 1 on TPUs);
 - attention (FlashAttention) does ``2·T·s·(d_qk + d_v)/tp · ½ · attention_share`` causal FLOPs forward
   (``attention_share``: a window's share) at the
   measured attention efficiency; unfused attention runs its score GEMMs at GEMM efficiency and
@@ -23,17 +26,19 @@ from __future__ import annotations
 from numba import njit
 
 from accelbook.costs.elementwise import elementwise_bytes, routed_ffn_width
-from accelbook.costs.gemm import gemm_shape_efficiency
+from accelbook.costs.gemm import gemm_k_efficiency, gemm_shape_efficiency
 
 
 @njit(cache=True, inline="always")
 def gemm_time(M, N, K, c):
-    """Forward time (s) of one GEMM: ``max(2MNK / (P·η_meas·η_shape), bpe·(MK + KN + MN) / B_hbm)``;
-    0 when a dimension is empty."""
+    """Forward time (s) of one GEMM: ``max(2MNK / (P·η_meas·η_shape·η_K), bpe·(MK + KN + MN) / B_hbm)``;
+    0 when a dimension is empty. ``η_K = gemm_k_efficiency(K, c.gemm_k0, c.gemm_k_ref)``: Llama 70B's
+    out-projection at TP 8 on H100 in bf16 (``K = 1024``) runs at 0.819 of the large-K rate."""
     if M <= 0 or N <= 0 or K <= 0:
         return 0.0
     eta_shape = gemm_shape_efficiency(M, N, K, c.is_tpu > 0, c.n_sms, c.mxu_side, c.n_mxu)
-    t_flop = 2.0 * M * N * K / (c.peak_flop_s * c.eta_gemm * eta_shape)
+    eta_k = gemm_k_efficiency(K, c.gemm_k0, c.gemm_k_ref)
+    t_flop = 2.0 * M * N * K / (c.peak_flop_s * c.eta_gemm * eta_shape * eta_k)
     t_mem = c.bytes_per_element * (M * K + K * N + M * N) / c.hbm_bw_bytes_per_s
     return max(t_flop, t_mem)
 
@@ -149,5 +154,6 @@ def lm_head_time(mv, c, T, tp):
     fp32 logits (``4·T·V/tp`` bytes each)."""
     d = mv.d_model
     eta_shape = gemm_shape_efficiency(T, mv.vocab_size / tp, d, c.is_tpu > 0, c.n_sms, c.mxu_side, c.n_mxu)
+    eta_shape *= gemm_k_efficiency(d, c.gemm_k0_bf16, c.gemm_k_ref_bf16)
     t_head_gemm = 2.0 * T * mv.vocab_size / tp * d / (c.peak_bf16_flop_s * c.eta_gemm_bf16 * eta_shape)
     return 3.0 * t_head_gemm + 3.0 * 4.0 * T * mv.vocab_size / tp / c.hbm_bw_bytes_per_s

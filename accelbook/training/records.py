@@ -26,7 +26,7 @@ import numpy as np
 from accelbook.costs.gemm import DEFAULT_N_MXU, DEFAULT_SMS, chip_gemm_units
 from accelbook.specs.chips import Chip
 from accelbook.specs.clusters import Cluster
-from accelbook.specs.efficiency import attention_efficiency, measured_efficiency
+from accelbook.specs.efficiency import attention_efficiency, gemm_k_overhead, measured_efficiency
 from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction, expert_load_imbalance, overlap_slowdown
 from accelbook.specs.models import Model
 
@@ -89,13 +89,17 @@ MODEL = record_dtype((
 #: ``data/training_framework.toml``): the DDP bucket ``max(bucket_min_params, bucket_params_per_dp·dp)``;
 #: model-state bytes per parameter (weights, gradients, optimizer states). ``overlap_slowdown`` the measured
 #: slowdown of compute while a collective runs beside it (``data/overlap_interference.toml``): hidden
-#: communication costs ``overlap_slowdown`` × its time.
+#: communication costs ``overlap_slowdown`` × its time. ``gemm_k0`` a GPU GEMM tile's fixed fill and epilogue as
+#: elements of K at the training precision, ``gemm_k_ref`` the K its GEMM efficiency was measured at
+#: (:func:`accelbook.costs.gemm.gemm_k_efficiency`; ``data/gemm_k_overhead.toml``), ``gemm_k0_bf16`` and
+#: ``gemm_k_ref_bf16`` the same for the bf16 GEMMs (LM head); 0 on a TPU (no such factor) and ``k_ref`` 0 where
+#: the measured shape is not known.
 CHIP = record_dtype((
     "peak_flop_s", "peak_bf16_flop_s", "eta_gemm", "eta_attention", "hbm_bytes", "hbm_bw_bytes_per_s", "is_tpu",
     "n_sms", "mxu_side", "n_mxu", "bytes_per_element", "domain_chips", "domain_bw_bytes_per_s", "torus_dims",
     "domain_latency_s", "network_bw_bytes_per_s", "network_latency_s", "eta_gemm_bf16", "bucket_min_params",
     "bucket_params_per_dp", "weight_bytes_per_param", "grad_bytes_per_param", "optimizer_bytes_per_param",
-    "overlap_slowdown", "elem_bw_bytes_per_s",
+    "overlap_slowdown", "elem_bw_bytes_per_s", "gemm_k0", "gemm_k_ref", "gemm_k0_bf16", "gemm_k_ref_bf16",
 ))
 
 # -- the run's options: how the framework runs what the layout leaves open -------------------------------------
@@ -200,7 +204,12 @@ def chip_record(chip: Chip, cl: Cluster, precision: str, seq_len: int | None = N
     v["peak_flop_s"] = chip.peak_flop_s(precision)
     v["peak_bf16_flop_s"] = chip.peak_flop_s("bf16")
     v["eta_gemm"], v["eta_attention"] = gemm.fraction, eta_att
-    v["eta_gemm_bf16"] = measured_efficiency(chip, "bf16")[0].fraction
+    gemm_bf16 = measured_efficiency(chip, "bf16")[0]
+    v["eta_gemm_bf16"] = gemm_bf16.fraction
+    if chip.kind != "tpu":   # a TPU's fold model charges each fold's fill and drain (costs.gemm)
+        v["gemm_k0"], v["gemm_k0_bf16"] = gemm_k_overhead(precision), gemm_k_overhead("bf16")
+        v["gemm_k_ref"] = gemm.shape[2] if gemm.shape else 0.0
+        v["gemm_k_ref_bf16"] = gemm_bf16.shape[2] if gemm_bf16.shape else 0.0
     hbm = achievable_hbm_fraction(chip)
     v["hbm_bytes"], v["hbm_bw_bytes_per_s"] = chip.hbm_bytes, chip.hbm_bw_bytes_per_s * hbm.fraction
     elem = elementwise_stream_fraction(chip)

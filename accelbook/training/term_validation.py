@@ -40,10 +40,10 @@ from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream
 from accelbook.specs.models import get_model
 
 from .compute import gemm_time
-from .records import chip_record
+from .records import PRECISIONS, chip_record
 from .step import estimate
 
-TERMS = ("layer", "recompute", "elementwise")
+TERMS = ("layer", "recompute", "elementwise", "gemm")
 #: the time parts of a step that one layer's forward + backward is made of (``TrainingEstimate.time`` keys)
 LAYER_PARTS = ("t_gemm_s", "t_attention_s", "t_elementwise_s", "t_recompute_s", "t_tp_comm_s")
 #: the keys a row of each term has: (required, optional)
@@ -51,7 +51,11 @@ KEYS = {
     "layer": ({"term", "case", "chip", "model", "layout", "published_ms"}, {"shape"}),
     "recompute": ({"term", "case", "chip", "model", "layout", "baseline", "published_ms"}, {"shape"}),
     "elementwise": ({"term", "case", "chip", "bytes_moved", "published_tb_s"}, set()),
+    # one dense GEMM: its shape and precision, and either a throughput or a time
+    "gemm": ({"term", "case", "chip", "precision", "m", "n", "k", "set"}, {"published_tflop_s", "published_ms"}),
 }
+#: what a gemm row is to the model (``set``); rows of the other terms are ``check``
+GEMM_SETS = ("fit", "input", "held-out")
 #: the layout keys that are not :func:`estimate` keywords
 RUN_KEYS = ("n_chips", "seq_len", "global_batch_sequences")
 
@@ -64,7 +68,7 @@ TERMS += ("fp8_cast",)
 KEYS["fp8_cast"] = ({"term", "case", "chip", "elements", "published_us"}, set())
 #: bytes an element the model charges a cast of an FP8 GEMM input: read bf16 (2), write fp8 (1)
 CAST_BYTES_PER_ELEMENT = 3.0
-COLUMNS = ["term", "case", "model_s", "published_s", "error", "source", "note"]
+COLUMNS = ["term", "case", "set", "model_s", "published_s", "error", "source", "note"]
 
 
 def term_measurements(path=None) -> dict[str, dict]:
@@ -97,7 +101,9 @@ def term_measurements(path=None) -> dict[str, dict]:
             q = parse_quantity(path, rid, "published_us", e["published_us"], "us", sources)
             rows[rid] = dict(e, published_s=q.value, provenance=q.provenance)
             continue
-        if e["term"] == "elementwise":
+        if e["term"] == "gemm":
+            q, published_s = _gemm_published(path, rid, e, sources)
+        elif e["term"] == "elementwise":
             b = e["bytes_moved"]
             if isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 0:
                 raise CatalogueError(path, rid, "bytes_moved", f"must be a number of bytes > 0, got {b!r}")
@@ -124,8 +130,8 @@ def _tpu_gemm_row(path, rid: str, e: dict, sources) -> dict:
     return dict(e, published_s=2.0 * M * N * K / (dev * q.value), provenance=q.provenance)
 
 
-def gemm_chip_record(chip_id: str):
-    """The bf16 chip record (:data:`~.records.CHIP`) a GEMM row is timed with: the chip's in its cluster preset,
+def gemm_chip_record(chip_id: str, precision: str = "bf16"):
+    """The chip record at ``precision`` (:data:`~.records.CHIP`) a GEMM row is timed with: the chip's in its cluster preset,
     or in the first preset where it has none (TPU7x): :func:`~.compute.gemm_time` reads only the chip's own
     fields (peak, measured efficiency, matrix units, HBM bandwidth), never the cluster's."""
     chip = get_chip(chip_id)
@@ -133,7 +139,27 @@ def gemm_chip_record(chip_id: str):
         cl = cluster_for(chip)
     except ValueError:
         cl = next(iter(clusters().values()))
-    return chip_record(chip, cl, "bf16")[0]
+    return chip_record(chip, cl, precision)[0]
+
+
+def _gemm_published(path, rid: str, e: dict, sources):
+    """A gemm row checked: precision, whole ``m``, ``n``, ``k`` > 0, a ``set``, exactly one published figure;
+    (its quantity, its time in seconds)."""
+    if e["precision"] not in PRECISIONS:
+        raise CatalogueError(path, rid, "precision", f"must be one of {PRECISIONS}, got {e['precision']!r}")
+    for k in ("m", "n", "k"):
+        if isinstance(e[k], bool) or not isinstance(e[k], int) or e[k] <= 0:
+            raise CatalogueError(path, rid, k, f"must be a whole number > 0, got {e[k]!r}")
+    if e["set"] not in GEMM_SETS:
+        raise CatalogueError(path, rid, "set", f"must be one of {GEMM_SETS}, got {e['set']!r}")
+    given = [k for k in ("published_tflop_s", "published_ms") if k in e]
+    if len(given) != 1:
+        raise CatalogueError(path, rid, "published_tflop_s", "needs exactly one of published_tflop_s, published_ms")
+    if given[0] == "published_ms":
+        q = parse_quantity(path, rid, "published_ms", e["published_ms"], "ms", sources)
+        return q, q.value
+    q = parse_quantity(path, rid, "published_tflop_s", e["published_tflop_s"], "tflop_s", sources)
+    return q, 2.0 * e["m"] * e["n"] * e["k"] / q.value
 
 
 def row_model(e: dict):
@@ -158,6 +184,8 @@ def model_time_s(e: dict) -> float:
     if e["term"] == "tpu_gemm":
         M, N, K = (float(x) for x in e["mnk"])
         return gemm_time(M, N, K, gemm_chip_record(e["chip"]))
+    if e["term"] == "gemm":
+        return float(gemm_time(float(e["m"]), float(e["n"]), float(e["k"]), gemm_chip_record(e["chip"], e["precision"])))
     if e["term"] in ("elementwise", "fp8_cast"):
         chip = get_chip(e["chip"])
         b = e["bytes_moved"] if e["term"] == "elementwise" else CAST_BYTES_PER_ELEMENT * e["elements"]
@@ -172,13 +200,15 @@ def model_time_s(e: dict) -> float:
 
 def term_validation_table(path=None) -> pd.DataFrame:
     """Term by term, the model against published timings: one row per measurement of
-    ``data/term_measurements.toml`` with ``term``, ``case``, ``model_s``, ``published_s``,
+    ``data/term_measurements.toml`` with ``term``, ``case``, ``set`` (a gemm row's, else ``check``), ``model_s``,
+    ``published_s``,
     ``error = model_s / published_s - 1`` (positive: the model is slower), ``source`` (title) and
     ``note`` (what the source says, and where its time is derived from a throughput)."""
     rows = []
     for rid, e in term_measurements(path).items():
         m = model_time_s(e)
-        rows.append({"id": rid, "term": e["term"], "case": e["case"], "model_s": m, "published_s": e["published_s"],
+        rows.append({"id": rid, "term": e["term"], "case": e["case"], "set": e.get("set", "check"), "model_s": m,
+                     "published_s": e["published_s"],
                      "error": m / e["published_s"] - 1, "source": e["provenance"].source.title,
                      "note": e["provenance"].note})
     return pd.DataFrame(rows, columns=["id", *COLUMNS])
