@@ -111,16 +111,19 @@ def test_collective_rows_are_the_training_rings_worked_by_hand(table):
     assert table.loc["scaling-book-allgather-512mib-8xh100", "model_s"] == pytest.approx(
         7 * a_dom + 7 / 8 * S / b_dom, rel=1e-12)
     assert table.loc["scaling-book-allgather-512mib-8xh100", "model_s"] == pytest.approx(1.2969e-3, rel=1e-4)
-    # all-reduce of 8 GiB over 2 nodes: two passes in the node, then two over S/8 across the 2 nodes, one
-    # after the other: 47.6 us + 40.738 ms + 28 us + 26.189 ms = 67.00 ms (NCCL's measured ring: 42.8 ms)
+    # all-reduce of 8 GiB over 2 nodes: one ring through all 16 GPUs per rail (NCCL), 2·15 steps at the
+    # network's 14 us; each rail's 1/8 of the data leaves through one 41 GB/s NIC, which binds
+    # (7/8 / 369e9 = 2.37e-12 < 1 / (8·41e9) = 3.05e-12 s/B): 0.42 ms + 2·15/16·S·3.05e-12 = 49.52 ms
+    # (NCCL's measured ring: 42.8 ms; a node ring then a network ring, one after the other, was 67.0 ms)
     S = 2**33
-    hier = 2 * 7 * a_dom + 2 * 7 / 8 * S / b_dom + 2 * 1 * a_net + 2 * 1 / 2 * (S / 8) / b_net
-    assert table.loc["nccl-ring-allreduce-2-nodes-h100", "model_s"] == pytest.approx(hier, rel=1e-12)
-    assert table.loc["nccl-ring-allreduce-2-nodes-h100", "model_s"] == pytest.approx(67.00e-3, rel=1e-3)
-    # 256 ranks: 8 in each of 32 nodes; 7/8 of S in the node, then 31/32 of S/8 across: 11.89 ms
+    flat = 2 * 15 * a_net + 2 * 15 / 16 * S / (8 * b_net)
+    assert table.loc["nccl-ring-allreduce-2-nodes-h100", "model_s"] == pytest.approx(flat, rel=1e-12)
+    assert table.loc["nccl-ring-allreduce-2-nodes-h100", "model_s"] == pytest.approx(49.52e-3, rel=1e-3)
+    # 256 ranks, 8 in each of 32 nodes: 255 steps of 14 us (3.57 ms) + 255/256·S at 8 NICs: 10.09 ms
     S = 2**31
     assert table.loc["nccl-allgather-2g-256xh100", "model_s"] == pytest.approx(
-        7 * a_dom + 7 / 8 * S / b_dom + 31 * a_net + 31 / 32 * (S / 8) / b_net, rel=1e-12)
+        255 * a_net + 255 / 256 * S / (8 * b_net), rel=1e-12)
+    assert table.loc["nccl-allgather-2g-256xh100", "model_s"] == pytest.approx(10.09e-3, rel=1e-3)
 
 
 def test_error_is_model_over_published_minus_one(table):
