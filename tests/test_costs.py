@@ -177,3 +177,4 @@ def test_inference_imports_nothing_from_training():
     bad = [(p.name, m) for p in (_PKG / "inference").rglob("*.py") for m in _imports(p)
            if m == "accelbook.training" or m.startswith("accelbook.training.")]
     assert not bad, bad
+

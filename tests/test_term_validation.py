@@ -14,9 +14,12 @@ import pytest
 
 from accelbook import training
 from accelbook.specs.chips import get_chip
+from accelbook.specs.clusters import get_cluster
 from accelbook.specs.loader import CatalogueError
 from accelbook.specs.measured import achievable_hbm_fraction
 from accelbook.specs.models import get_model
+from accelbook.training.communication import data_parallel_collectives
+from accelbook.training.records import chip_record
 
 # row id -> the published time in seconds, from the sources' own numbers
 HAND = {
@@ -124,6 +127,21 @@ def test_collective_rows_are_the_training_rings_worked_by_hand(table):
     assert table.loc["nccl-allgather-2g-256xh100", "model_s"] == pytest.approx(
         255 * a_net + 255 / 256 * S / (8 * b_net), rel=1e-12)
     assert table.loc["nccl-allgather-2g-256xh100", "model_s"] == pytest.approx(10.09e-3, rel=1e-3)
+
+
+def test_zero3_gathers_layer_by_layer_by_hand():
+    # 1e9 parameters a chip over 16 H100s of two DGX nodes (stride 1), bf16 weights: one layer-sized gather of
+    # 2e9/80 = 25 MB is 15 steps of 14 us + 15/16·25e6 B over 8 NICs of 41 GB/s = 210 + 71.46 us; 80 of them
+    # 22.52 ms, against 5.93 ms for the whole 2 GB at once (the same bytes, 79 more rings' latency)
+    cl = get_cluster("dgx-h100")
+    c, _ = chip_record(cl.chip, cl, "bf16")
+    one = data_parallel_collectives(c, 1e9, 0.0, 16.0, 1.0, 1.0, 1.0, 1.0, 3, 1.0)[1]
+    per_layer = data_parallel_collectives(c, 1e9, 0.0, 16.0, 1.0, 1.0, 1.0, 1.0, 3, 80.0)[1]
+    assert one == pytest.approx(15 * 14e-6 + 15 / 16 * 2e9 / (8 * 41e9), rel=1e-12)
+    assert per_layer == pytest.approx(80 * (15 * 14e-6 + 15 / 16 * 25e6 / (8 * 41e9)), rel=1e-12)
+    assert per_layer == pytest.approx(22.52e-3, rel=1e-3)
+    # ZeRO-1 and ZeRO-2 reduce buckets as they come: n_units does not apply
+    assert data_parallel_collectives(c, 1e9, 0.0, 16.0, 1.0, 1.0, 1.0, 1.0, 1, 80.0)[1] == pytest.approx(one, rel=1e-12)
 
 
 def test_error_is_model_over_published_minus_one(table):
