@@ -290,10 +290,16 @@ def domain_bw(cl: Cluster, g) -> float:
 
 
 def ring_collective(passes, S, g, stride, cl: Cluster):
-    """A ring of S over g ranks at this stride: inside each domain, then S/g_in across the domains."""
+    """A ring of S over g ranks at this stride. In one domain: its ring. Across switched domains (NCCL): one
+    ring through all g ranks per rail, every step at the network's step latency, each rail's 1/g_in of the
+    data crossing NVLink (g_in-1 of every g_in hops) and one NIC at once, the slower binding. Across torus
+    domains: inside each domain, then S/g_in across the domains."""
     if g <= 1 or S <= 0:
         return 0.0
     g_in, g_out = domain_split(g, stride, cl)
+    if g_out > 1 and cl.torus_dims == 0:
+        seconds_per_byte = max((g_in - 1) / g_in / domain_bw(cl, g_in), 1 / (g_in * net_bw(cl)))
+        return passes * (g - 1) * cl.network_latency_s + passes * (g - 1) / g * S * seconds_per_byte
     return ring_time(passes, S, g_in, cl.domain_latency_s, domain_bw(cl, g_in)) \
         + ring_time(passes, S / g_in, g_out, cl.network_latency_s, net_bw(cl))
 
@@ -408,17 +414,20 @@ def bucket(p, g, hw: Hardware):
     return 0.0 if g <= 1 else min(p, max(hw.bucket_min, hw.bucket_per_dp * g))
 
 
-def dp_passes(hw, cl, p_ne, p_e, tp, cp, dp, ep, zero):
+def dp_passes(hw, cl, p_ne, p_e, tp, cp, dp, ep, zero, layers=1):
     """(t_rs, t_ag, t_bk_rs, t_bk_ag): gradient reduce-scatter (fp32) and weight all-gather (bf16; ZeRO-0's
     all-reduce: gradient bytes both ways) over the dp·cp ranks sharing non-expert weights (stride tp) plus
-    the dp·cp/ep sharing experts (stride tp·cp·ep); then the same over one bucket of each."""
+    the dp·cp/ep sharing experts (stride tp·cp·ep); then the same over one bucket of each. ZeRO-3's two full
+    passes are one collective per layer the chip holds (``layers``), each over that layer's share."""
     g_ne, g_e = dp * cp, dp * cp / ep
     w = hw.g_bytes if zero == 0 else hw.w_bytes
+    n = layers if zero == 3 else 1
     out = []
-    for p_n, p_x, nbytes in ((p_ne, p_e, hw.g_bytes), (p_ne, p_e, w),
-                             (bucket(p_ne, g_ne, hw), bucket(p_e, g_e, hw), hw.g_bytes),
-                             (bucket(p_ne, g_ne, hw), bucket(p_e, g_e, hw), w)):
-        out.append(ring_collective(1, nbytes * p_n, g_ne, tp, cl) + ring_collective(1, nbytes * p_x, g_e, tp * cp * ep, cl))
+    for p_n, p_x, nbytes, k in ((p_ne, p_e, hw.g_bytes, n), (p_ne, p_e, w, n),
+                                (bucket(p_ne, g_ne, hw), bucket(p_e, g_e, hw), hw.g_bytes, 1),
+                                (bucket(p_ne, g_ne, hw), bucket(p_e, g_e, hw), w, 1)):
+        out.append(k * (ring_collective(1, nbytes * p_n / k, g_ne, tp, cl)
+                        + ring_collective(1, nbytes * p_x / k, g_e, tp * cp * ep, cl)))
     return tuple(out)
 
 
@@ -567,7 +576,7 @@ def reference_step(model: Model, chip: Chip, cluster: Cluster, B: int, s: int, l
     t_bubble = bubble(pp, vp, t_mb, t_b, t_w, sched)
     # data parallelism behind the busiest stage's compute, and Adam
     p_ne, p_e = held_params(model, tp, pp, ep, sched)
-    passes = dp_passes(hw, cl, p_ne, p_e, tp, cp, dp, ep, zero)
+    passes = dp_passes(hw, cl, p_ne, p_e, tp, cp, dp, ep, zero, (2 if sched == "dualpipe" else 1) * Lst)
     t_dp, t_bk, t_dp_all = dp_exposed(passes, zero, gsync, m, Lst * t_layer, Lst * (c["t_fwd"] + t_tp / 2),
                                       Lst * (c["t_bwd"] + c["t_rec"] + t_tp / 2))
     t_ovl_dp = hw.sigma * max(0.0, t_dp_all - t_dp - t_bk)

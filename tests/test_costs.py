@@ -105,11 +105,24 @@ def test_ring_all_reduce_on_8_chips_by_hand():
 
 
 def test_two_level_all_reduce_by_hand():
-    # 16 ranks on 8-chip domains: a ring of 8 inside, then a ring of 2 domains over S/8 on the 50 GB/s network
+    # 16 ranks on two switched 8-chip domains (NCCL): one ring through all 16 per rail, 2·15 steps at the
+    # network's 10 µs; each rail's 1/8 of the data on one 50 GB/s NIC binds (7/8 / 450e9 < 1 / (8·50e9)):
+    # 0.3 ms + 2·15/16·1e9 / 400e9 = 0.3 + 4.6875 ms
     t = collective_time_s(ALL_REDUCE, 1e9, 16.0, 1.0, 8.0, 450e9, 0.0, 5e-6, 50e9, 10e-6)
-    inner = 2 * 7 * 5e-6 + 2 * 7 / 8 * 1e9 / 450e9
+    assert t == pytest.approx(2 * 15 * 10e-6 + 2 * 15 / 16 * 1e9 / (8 * 50e9), rel=1e-12)
+    assert t == pytest.approx(4.9875e-3, rel=1e-12)
+    # a slow domain binds instead: 100 GB/s links, 7/8 / 100e9 > 1 / (8·50e9)
+    t = collective_time_s(ALL_GATHER, 1e9, 16.0, 1.0, 8.0, 100e9, 0.0, 5e-6, 50e9, 10e-6)
+    assert t == pytest.approx(15 * 10e-6 + 15 / 16 * 1e9 * 7 / 8 / 100e9, rel=1e-12)
+    # two torus domains (TPU slices over the data-centre network) stay hierarchical: a ring of 8 inside
+    # (2 links of the one axis it spans), then a ring of 2 domains over S/8 on the network
+    t = collective_time_s(ALL_REDUCE, 1e9, 16.0, 1.0, 8.0, 45e9, 1.0, 5e-6, 50e9, 10e-6)
+    inner = 2 * 7 * 5e-6 + 2 * 7 / 8 * 1e9 / 90e9
     outer = 2 * 1 * 10e-6 + 2 * 1 / 2 * 1.25e8 / 50e9
     assert t == pytest.approx(inner + outer, rel=1e-12)
+    # a group at a whole domain's stride is the network ring either way: 15 steps, 15/16 of S on the NIC
+    t = collective_time_s(ALL_GATHER, 1e9, 16.0, 8.0, 8.0, 450e9, 0.0, 5e-6, 50e9, 10e-6)
+    assert t == pytest.approx(15 * 10e-6 + 15 / 16 * 1e9 / 50e9, rel=1e-12)
     # stride 4 on 8-chip domains: 2 members a domain, 2 domains for a group of 4
     assert domain_split(4.0, 4.0, 8.0) == (2.0, 2)
 
@@ -164,3 +177,4 @@ def test_inference_imports_nothing_from_training():
     bad = [(p.name, m) for p in (_PKG / "inference").rglob("*.py") for m in _imports(p)
            if m == "accelbook.training" or m.startswith("accelbook.training.")]
     assert not bad, bad
+

@@ -3,11 +3,12 @@
 A :class:`~accelbook.specs.clusters.Cluster` is fast domains (NVLink/NVSwitch, or a TPU torus) joined
 by a network. A group of ``g`` ranks at rank stride ``stride`` (Megatron order tp → cp → dp → pp,
 tp innermost) puts ``g_in = min(g, ⌊domain/stride⌋)`` members in each domain and spans
-``g_out = ⌈g/g_in⌉`` domains. A collective over it is hierarchical: a ring inside the domain
+``g_out = ⌈g/g_in⌉`` domains. A collective over it is a ring inside the domain
 (:func:`accelbook.network.collectives.ring_time_s` at the domain's step latency and per-chip
-bandwidth, 2 links per torus axis spanned, :func:`accelbook.network.geometry.torus_axes`), then a ring
-of ``S/g_in`` across the domains on the network: :mod:`accelbook.costs.hierarchical`, which the
-inference model's expert all-to-alls use too.
+bandwidth, 2 links per torus axis spanned, :func:`accelbook.network.geometry.torus_axes`); across GPU
+domains one ring through all ``g`` ranks per rail, NVLink and NICs at once (NCCL); across TPU slices a
+ring in each, then one of ``S/g_in`` across them on the network: :mod:`accelbook.costs.hierarchical`, which
+the inference model's expert all-to-alls use too.
 
 Per layer and microbatch (``T`` tokens of ``d`` on a chip, bf16):
 
@@ -23,7 +24,8 @@ Per layer and microbatch (``T`` tokens of ``d`` on a chip, bf16):
   gradient bucket and the first all-gather bucket exposed, the rest hidden behind one microbatch's
   backward and forward; with gradients synced every microbatch (ZeRO-2 ``gsync`` 1)
   one reduce-scatter per microbatch, each behind that microbatch's backward; ZeRO-3 gathers
-  weights every microbatch, hidden behind that microbatch's work.
+  weights every microbatch, one layer at a time (each layer's collective paying its ring's steps),
+  hidden behind that microbatch's work.
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ def bucket_params(p, g, c):
 
 
 @njit(cache=True, inline="always")
-def data_parallel_collectives(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero):
+def data_parallel_collectives(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero, n_units=1.0):
     """(t_rs, t_ag, t_bk_rs, t_bk_ag): the data-parallel passes (s) of a step, which
     :func:`data_parallel_times` hides behind compute.
 
@@ -153,14 +155,20 @@ def data_parallel_collectives(c, p_ne, p_e, g_ne, g_e, tp, cp, ep, zero):
     ``t_bk_ag`` the same over one DDP bucket of each (:func:`bucket_params`). Worked number: 8 H100 in
     one NVSwitch domain, dp = 8, a 40M-parameter bucket of fp32 gradients (160 MB): ``t_bk_rs`` ≈ 7/8·160 MB
     / B_domain + 7 α, about 0.4 ms.
+
+    ZeRO-3 (FSDP) gathers and reduce-scatters layer by layer: a pass is ``n_units`` collectives of
+    ``1/n_units`` of the bytes (the busiest stage's layers), each paying its ring's steps, so across many
+    nodes the latency ``n_units·(g-1)·α_net`` can outweigh the bytes (Llama 3 70B's 80 layers over 1,024 H100s
+    at stride 1: ``80·1,023·14 µs = 1.15 s`` a pass).
     """
     g_bytes = c.grad_bytes_per_param
     w_bytes = c.grad_bytes_per_param if zero == 0 else c.weight_bytes_per_param
     b_ne, b_e = bucket_params(p_ne, g_ne, c), bucket_params(p_e, g_e, c)
-    t_rs = collective_time(REDUCE_SCATTER, g_bytes * p_ne, g_ne, tp, c) \
-        + collective_time(REDUCE_SCATTER, g_bytes * p_e, g_e, tp * cp * ep, c)
-    t_ag = collective_time(ALL_GATHER, w_bytes * p_ne, g_ne, tp, c) \
-        + collective_time(ALL_GATHER, w_bytes * p_e, g_e, tp * cp * ep, c)
+    n = n_units if zero == 3 else 1.0
+    t_rs = n * (collective_time(REDUCE_SCATTER, g_bytes * p_ne / n, g_ne, tp, c)
+                + collective_time(REDUCE_SCATTER, g_bytes * p_e / n, g_e, tp * cp * ep, c))
+    t_ag = n * (collective_time(ALL_GATHER, w_bytes * p_ne / n, g_ne, tp, c)
+                + collective_time(ALL_GATHER, w_bytes * p_e / n, g_e, tp * cp * ep, c))
     t_bk_rs = collective_time(REDUCE_SCATTER, g_bytes * b_ne, g_ne, tp, c) \
         + collective_time(REDUCE_SCATTER, g_bytes * b_e, g_e, tp * cp * ep, c)
     t_bk_ag = collective_time(ALL_GATHER, w_bytes * b_ne, g_ne, tp, c) \

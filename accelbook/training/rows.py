@@ -123,11 +123,13 @@ def dp_groups(dp, cp, ep):
 @njit(cache=True)
 def dp_passes(c, g, tp, cp, dp, ep, zero, sched, d):
     """Fill ``d`` (a :data:`DP_PASSES` record) with the data-parallel passes of a layout whose terms are ``g``
-    at ZeRO stage ``zero`` and schedule ``sched`` (:func:`~.communication.data_parallel_collectives`)."""
+    at ZeRO stage ``zero`` and schedule ``sched`` (:func:`~.communication.data_parallel_collectives`; ZeRO-3 in
+    one collective per layer the chip holds: the stage's, two stages' under DualPipe)."""
     p_ne, p_e = held_params(g, sched)
     g_ne, g_e = dp_groups(dp, cp, ep)
+    n_units = (2.0 if sched == 2 else 1.0) * g.stage_layers    # ZeRO-3 gathers layer by layer
     d.t_rs_s, d.t_ag_s, d.t_bucket_rs_s, d.t_bucket_ag_s = data_parallel_collectives(c, p_ne, p_e, g_ne, g_e, tp, cp,
-                                                                                     ep, zero)
+                                                                                     ep, zero, n_units)
 
 
 @njit(cache=True, inline="always")

@@ -22,6 +22,12 @@ computes that part:
 - ``fp8_cast``: one FP8 quantisation kernel over ``elements`` bf16 values, charged as the training model charges
   each FP8 GEMM input's cast (:func:`accelbook.costs.elementwise.elementwise_bytes`: read 2 bytes, write 1, no
   scale and no separate amax pass) at the elementwise bandwidth ``B_elem`` above: ``3·elements / B_elem``.
+- ``collective``: one collective of ``message_bytes`` (nccl-tests' size ``S``, the whole buffer) over ``ranks``
+  chips of the chip's cluster at rank stride 1, timed by :func:`~.communication.collective_time`, the call the
+  training kernel makes for every tensor-, context- and data-parallel collective (the rings of
+  :mod:`accelbook.costs.hierarchical` at the cluster's step latency and bandwidth × efficiency). A published bus
+  bandwidth becomes a time with nccl-tests' own definition, ``t = f·S / busbw``, ``f`` = 2(p-1)/p for an
+  all-reduce and (p-1)/p for an all-gather or reduce-scatter (:func:`accelbook.network.collectives.bus_factor`).
 
 ``error = model_s / published_s - 1``: positive when the model is slower than the measurement.
 """
@@ -33,17 +39,20 @@ from pathlib import Path
 
 import pandas as pd
 
+from accelbook.costs.hierarchical import ALL_GATHER, ALL_REDUCE, REDUCE_SCATTER
+from accelbook.network.collectives import bus_factor
 from accelbook.specs.chips import get_chip
 from accelbook.specs.clusters import cluster_for, clusters
 from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
 from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction
 from accelbook.specs.models import get_model
 
+from .communication import collective_time
 from .compute import gemm_time
 from .records import PRECISIONS, chip_record
 from .step import estimate
 
-TERMS = ("layer", "recompute", "elementwise", "gemm")
+TERMS = ("layer", "recompute", "elementwise", "gemm", "collective")
 #: the time parts of a step that one layer's forward + backward is made of (``TrainingEstimate.time`` keys)
 LAYER_PARTS = ("t_gemm_s", "t_attention_s", "t_elementwise_s", "t_recompute_s", "t_tp_comm_s")
 #: the keys a row of each term has: (required, optional)
@@ -53,9 +62,15 @@ KEYS = {
     "elementwise": ({"term", "case", "chip", "bytes_moved", "published_tb_s"}, set()),
     # one dense GEMM: its shape and precision, and either a throughput or a time
     "gemm": ({"term", "case", "chip", "precision", "m", "n", "k", "set"}, {"published_tflop_s", "published_ms"}),
+    "collective": ({"term", "case", "chip", "collective", "message_bytes", "ranks"},
+                   {"published_busbw_gb_s", "published_ms"}),
 }
 #: what a gemm row is to the model (``set``); rows of the other terms are ``check``
 GEMM_SETS = ("fit", "input", "held-out")
+#: nccl-tests' name of a collective -> its kind in :func:`accelbook.costs.hierarchical.collective_time_s`
+COLLECTIVE_KINDS = {"all_gather": ALL_GATHER, "reduce_scatter": REDUCE_SCATTER, "all_reduce": ALL_REDUCE}
+#: a collective row's published figure: exactly one of these keys
+COLLECTIVE_PUBLISHED = ("published_busbw_gb_s", "published_ms")
 #: the layout keys that are not :func:`estimate` keywords
 RUN_KEYS = ("n_chips", "seq_len", "global_batch_sequences")
 
@@ -103,6 +118,8 @@ def term_measurements(path=None) -> dict[str, dict]:
             continue
         if e["term"] == "gemm":
             q, published_s = _gemm_published(path, rid, e, sources)
+        elif e["term"] == "collective":
+            q, published_s = collective_published(path, rid, e, sources)
         elif e["term"] == "elementwise":
             b = e["bytes_moved"]
             if isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 0:
@@ -162,6 +179,35 @@ def _gemm_published(path, rid: str, e: dict, sources):
     return q, 2.0 * e["m"] * e["n"] * e["k"] / q.value
 
 
+def collective_published(path, rid: str, e: dict, sources):
+    """(quantity, published time in s) of a collective row, its ``collective``, ``message_bytes`` and ``ranks``
+    checked: a published ``busbw`` becomes ``f·S / busbw`` (module docstring), a published time is taken as it is."""
+    if e["collective"] not in COLLECTIVE_KINDS:
+        raise CatalogueError(path, rid, "collective", f"must be one of {tuple(COLLECTIVE_KINDS)}, got {e['collective']!r}")
+    S, p = e["message_bytes"], e["ranks"]
+    if isinstance(S, bool) or not isinstance(S, (int, float)) or not S > 0:
+        raise CatalogueError(path, rid, "message_bytes", f"must be a number of bytes > 0, got {S!r}")
+    if isinstance(p, bool) or not isinstance(p, int) or p < 2:
+        raise CatalogueError(path, rid, "ranks", f"must be a whole number of chips >= 2, got {p!r}")
+    given = [k for k in COLLECTIVE_PUBLISHED if k in e]
+    if len(given) != 1:
+        raise CatalogueError(path, rid, "published_busbw_gb_s",
+                             f"a collective row needs exactly one of {COLLECTIVE_PUBLISHED}, got {given or 'none'}")
+    if given[0] == "published_ms":
+        q = parse_quantity(path, rid, "published_ms", e["published_ms"], "ms", sources)
+        return q, q.value
+    q = parse_quantity(path, rid, "published_busbw_gb_s", e["published_busbw_gb_s"], "gb_s", sources)
+    return q, bus_factor(e["collective"], p) * S / q.value
+
+
+def collective_model_s(e: dict) -> float:
+    """The training model's time (s) of a collective row: :func:`~.communication.collective_time` of its kind,
+    ``message_bytes`` and ``ranks`` at stride 1, on the chip record of the chip's cluster (bf16)."""
+    cl = cluster_for(e["chip"])
+    rec, _ = chip_record(cl.chip, cl, "bf16")
+    return collective_time(COLLECTIVE_KINDS[e["collective"]], float(e["message_bytes"]), float(e["ranks"]), 1.0, rec)
+
+
 def row_model(e: dict):
     """The model of a layer or recompute row: the catalogue's ``model`` with the fields of ``shape`` replaced."""
     return dataclasses.replace(get_model(e["model"]), **e.get("shape", {}))
@@ -181,6 +227,8 @@ def layer_time_s(est, n_layers: int) -> float:
 
 def model_time_s(e: dict) -> float:
     """The model's time (s) for a row of :func:`term_measurements` (the module docstring says which call)."""
+    if e["term"] == "collective":
+        return collective_model_s(e)
     if e["term"] == "tpu_gemm":
         M, N, K = (float(x) for x in e["mnk"])
         return gemm_time(M, N, K, gemm_chip_record(e["chip"]))

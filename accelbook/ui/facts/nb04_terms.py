@@ -161,3 +161,46 @@ def terms_fp8_cast_min_others() -> str:
     e = _errors("fp8_cast")
     t = table()
     return sh.signed(e[t.loc[e.index, "id"] != "ao-mxfp8-dim0-mxfp8-rceil"].min())
+@fact("nb04.terms_collective_median")
+def terms_collective_median() -> str:
+    return sh.pct(_errors("collective").abs().median())
+
+
+@fact("nb04.terms_coll_ag_16g")
+def terms_coll_ag_16g() -> str:
+    return sh.signed(_error("nccl-allgather-16g-8xh100"))
+
+
+@fact("nb04.terms_coll_ag_512m")
+def terms_coll_ag_512m() -> str:
+    return sh.signed(_error("scaling-book-allgather-512mib-8xh100"))
+
+
+@fact("nb04.terms_coll_ar_58m")
+def terms_coll_ar_58m() -> str:
+    return sh.signed(_error("scaling-book-allreduce-58mb-8xh100"))
+
+
+@fact("nb04.terms_coll_nvls_16m")
+def terms_coll_nvls_16m() -> str:
+    return sh.signed(_error("azure-nvls-allreduce-16m-8xh100"))
+
+
+@fact("nb04.terms_coll_nvls_8g")
+def terms_coll_nvls_8g() -> str:
+    return sh.signed(_error("azure-nvls-allreduce-8g-8xh100"))
+
+
+@fact("nb04.terms_coll_8k")
+def terms_coll_8k() -> str:
+    return sh.signed(_error("azure-nvls-allreduce-8k-8xh100"))
+
+
+@fact("nb04.terms_coll_2_nodes")
+def terms_coll_2_nodes() -> str:
+    return sh.signed(_error("nccl-ring-allreduce-2-nodes-h100"))
+
+
+@fact("nb04.terms_coll_256")
+def terms_coll_256() -> str:
+    return sh.signed(_error("nccl-allgather-2g-256xh100"))
