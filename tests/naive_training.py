@@ -26,6 +26,7 @@ from accelbook.network.geometry import torus_axes
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, usable_memory_bytes
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.efficiency import attention_efficiency, measured_efficiency
+from accelbook.specs.grouped_gemm import grouped_gemm_fraction
 from accelbook.specs.measured import achievable_hbm_fraction, expert_load_imbalance, overlap_slowdown
 from accelbook.specs.models import Model
 from accelbook.training.framework import framework_defaults
@@ -93,6 +94,7 @@ class Hardware:
     o_bytes: float
     bucket_min: float
     bucket_per_dp: float
+    rho_group: float     # routed experts' grouped GEMMs: their measured share of the dense GEMM (1 unmeasured)
 
 
 def hardware(model: Model, chip: Chip, cluster: Cluster, precision: str, s: int) -> Hardware:
@@ -107,14 +109,16 @@ def hardware(model: Model, chip: Chip, cluster: Cluster, precision: str, s: int)
         1.0 if precision == "fp8" else 2.0,
         0.0 if chip.kind == "tpu" else overlap_slowdown(chip)[0],
         fw.weight_bytes_per_param, fw.grad_bytes_per_param, fw.optimizer_bytes_per_param,
-        fw.bucket_min_params, fw.bucket_params_per_dp_rank)
+        fw.bucket_min_params, fw.bucket_params_per_dp_rank, grouped_gemm_fraction(chip, precision).fraction)
 
 
-def gemm_time(M, N, K, hw: Hardware) -> float:
-    """max(2MNK / (P·η_meas·η_shape), bpe·(MK + KN + MN) / B_hbm); 0 for an empty GEMM."""
+def gemm_time(M, N, K, hw: Hardware, grouped: bool = False) -> float:
+    """max(2MNK / (P·η_meas·η_shape), bpe·(MK + KN + MN) / B_hbm); 0 for an empty GEMM; one expert of a
+    grouped GEMM (``grouped``) at η_meas·ρ_group."""
     if M <= 0 or N <= 0 or K <= 0:
         return 0.0
-    t_math = 2.0 * M * N * K / (hw.peak * hw.eta * eta_shape(M, N, K, hw.chip))
+    eta = hw.eta * (hw.rho_group if grouped else 1.0)
+    t_math = 2.0 * M * N * K / (hw.peak * eta * eta_shape(M, N, K, hw.chip))
     t_mem = hw.bpe * (M * K + K * N + M * N) / hw.hbm_bw
     return max(t_math, t_mem)
 
@@ -142,8 +146,8 @@ def layer_gemms(model: Model, hw: Hardware, T, tp, ep):
     if f > 0:
         mo = model.moe
         tokens_per_expert = T * mo.top_k * ep / mo.n_experts
-        one_expert = gemm_time(tokens_per_expert, (nm - 1) * mo.d_ff_expert / tp, d, hw) \
-            + gemm_time(tokens_per_expert, d, mo.d_ff_expert / tp, hw)
+        one_expert = gemm_time(tokens_per_expert, (nm - 1) * mo.d_ff_expert / tp, d, hw, grouped=True) \
+            + gemm_time(tokens_per_expert, d, mo.d_ff_expert / tp, hw, grouped=True)
         local = 0.0
         for _ in range(int(mo.n_experts // ep)):     # the experts this chip holds
             local += one_expert
@@ -319,7 +323,8 @@ def cp_comm(model, cl, T, s, tp, cp, t_att, rec, mode):
 
 def ep_comm(model, cl, T, tp, cp, ep):
     """f·4 all-to-alls of the routed tokens (T·top_k·d·2/tp bytes) over ep at stride tp·cp; with node-limited
-    routing across domains, the network carries T·min(top_k, M)·d·2/tp·(g_out-1)/g_out."""
+    routing across domains, the network carries T·min(top_k, M, g_out)·d·2/tp·(g_out-1)/g_out (no token reaches
+    more domains than the group spans) and the domain S·(g_in-1)/g_in (each copy forwarded to its chip)."""
     if model.moe is None or ep <= 1 or moe_share(model) <= 0:
         return 0.0
     mo, f = model.moe, moe_share(model)
@@ -327,8 +332,8 @@ def ep_comm(model, cl, T, tp, cp, ep):
     g_in, g_out = domain_split(ep, tp * cp, cl)
     if mo.node_limit <= 0 or g_out <= 1:
         return f * 4 * all_to_all(S, ep, tp * cp, cl)
-    t_in = S * (g_in - 1) / ep / domain_bw(cl, g_in)
-    t_out = T * min(mo.top_k, mo.node_limit) * model.d_model * BF16 / tp * (g_out - 1) / g_out / net_bw(cl)
+    t_in = S * (g_in - 1) / g_in / domain_bw(cl, g_in)   # every copy forwarded inside its destination domain
+    t_out = T * min(mo.top_k, mo.node_limit, g_out) * model.d_model * BF16 / tp * (g_out - 1) / g_out / net_bw(cl)
     return f * 4 * (max(t_in, t_out) + (g_in - 1) * cl.domain_latency_s + (g_out - 1) * cl.network_latency_s)
 
 

@@ -6,6 +6,9 @@ tokens of a microbatch on one chip:
 - a GEMM ``[M×K]·[K×N]`` takes ``max(2MNK / (P·η_meas·η_shape), bytes / B_hbm)``: ``η_meas`` the
   measured large-GEMM fraction of peak, ``η_shape`` the tile/wave/split-K (GPU, tiles of 16 to 128 rows
   by 128×64) or MXU fold (TPU) efficiency of the shape (:mod:`accelbook.costs.gemm`, which inference uses too);
+  the routed experts' GEMMs are one grouped GEMM, each group at ``η_meas·ρ_group`` (``ρ_group`` the share of
+  the dense GEMM grouped kernels are measured to reach, ``c.grouped_gemm_fraction``:
+  :func:`accelbook.specs.grouped_gemm.grouped_gemm_fraction`, DeepGEMM on H800, torchao on B200);
 - attention (FlashAttention) does ``2·T·s·(d_qk + d_v)/tp · ½ · attention_share`` causal FLOPs forward
   (``attention_share``: a window's share) at the
   measured attention efficiency; unfused attention runs its score GEMMs at GEMM efficiency and
@@ -27,23 +30,39 @@ from accelbook.costs.gemm import gemm_shape_efficiency
 
 
 @njit(cache=True, inline="always")
-def gemm_time(M, N, K, c):
-    """Forward time (s) of one GEMM: ``max(2MNK / (P·η_meas·η_shape), bpe·(MK + KN + MN) / B_hbm)``;
-    0 when a dimension is empty."""
+def gemm_time_at(M, N, K, c, eta):
+    """Forward time (s) of one GEMM at measured fraction ``eta``:
+    ``max(2MNK / (P·eta·η_shape), bpe·(MK + KN + MN) / B_hbm)``; 0 when a dimension is empty."""
     if M <= 0 or N <= 0 or K <= 0:
         return 0.0
     eta_shape = gemm_shape_efficiency(M, N, K, c.is_tpu > 0, c.n_sms, c.mxu_side, c.n_mxu)
-    t_flop = 2.0 * M * N * K / (c.peak_flop_s * c.eta_gemm * eta_shape)
+    t_flop = 2.0 * M * N * K / (c.peak_flop_s * eta * eta_shape)
     t_mem = c.bytes_per_element * (M * K + K * N + M * N) / c.hbm_bw_bytes_per_s
     return max(t_flop, t_mem)
+
+
+@njit(cache=True, inline="always")
+def gemm_time(M, N, K, c):
+    """Forward time (s) of one dense GEMM: :func:`gemm_time_at` at ``η_meas`` (``c.eta_gemm``)."""
+    return gemm_time_at(M, N, K, c, c.eta_gemm)
+
+
+@njit(cache=True, inline="always")
+def grouped_gemm_time(M, N, K, c):
+    """Forward time (s) of one group (expert) of a grouped GEMM, ``M`` its tokens: :func:`gemm_time_at` at
+    ``η_meas·ρ_group`` (``c.eta_gemm·c.grouped_gemm_fraction``). H800 FP8, 8 experts of 4,096 tokens at
+    N 4,096, K 7,168: ``2·4096·4096·7168 / (1979e12·0.709·0.913·0.970)`` = 193.8 µs each (η_shape: 1,024 tiles
+    in 8 waves of 132 SMs)."""
+    return gemm_time_at(M, N, K, c, c.eta_gemm * c.grouped_gemm_fraction)
 
 
 @njit(cache=True, inline="always")
 def layer_gemm_time(mv, c, T, tp, ep):
     """Forward GEMM time (s) of one layer for ``T`` tokens: (all GEMMs, the routed experts' share).
     Attention in- and out-projections, the dense FFN on the share ``1-f`` of layers, and on the MoE
-    share ``f`` the local experts (each gets ``T·top_k·ep/E`` tokens on average), the shared experts
-    and the router; the second value is the local routed experts' time alone, ``f·e_loc·t_expert``."""
+    share ``f`` the local experts (each gets ``T·top_k·ep/E`` tokens on average; one grouped GEMM,
+    :func:`grouped_gemm_time`), the shared experts and the router (dense GEMMs); the second value is the local
+    routed experts' time alone, ``f·e_loc·t_expert``."""
     d = mv.d_model
     f = mv.moe_layer_share
     nm1 = mv.n_ffn_matrices - 1.0
@@ -54,7 +73,8 @@ def layer_gemm_time(mv, c, T, tp, ep):
     if f > 0.0:
         e_loc = mv.n_experts / ep
         me = T * mv.top_k * ep / mv.n_experts
-        t_moe = e_loc * (gemm_time(me, nm1 * mv.d_ff_expert / tp, d, c) + gemm_time(me, d, mv.d_ff_expert / tp, c))
+        t_moe = e_loc * (grouped_gemm_time(me, nm1 * mv.d_ff_expert / tp, d, c)
+                         + grouped_gemm_time(me, d, mv.d_ff_expert / tp, c))
         t_routed = f * t_moe
         if mv.n_shared_experts > 0:
             t_moe += gemm_time(T, nm1 * mv.d_ff_expert * mv.n_shared_experts / tp, d, c) \

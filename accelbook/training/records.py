@@ -27,6 +27,7 @@ from accelbook.costs.gemm import DEFAULT_N_MXU, DEFAULT_SMS, chip_gemm_units
 from accelbook.specs.chips import Chip
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.efficiency import attention_efficiency, measured_efficiency
+from accelbook.specs.grouped_gemm import grouped_gemm_fraction
 from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction, expert_load_imbalance, overlap_slowdown
 from accelbook.specs.models import Model
 
@@ -89,13 +90,14 @@ MODEL = record_dtype((
 #: ``data/training_framework.toml``): the DDP bucket ``max(bucket_min_params, bucket_params_per_dp·dp)``;
 #: model-state bytes per parameter (weights, gradients, optimizer states). ``overlap_slowdown`` the measured
 #: slowdown of compute while a collective runs beside it (``data/overlap_interference.toml``): hidden
-#: communication costs ``overlap_slowdown`` × its time.
+#: communication costs ``overlap_slowdown`` × its time. ``grouped_gemm_fraction`` the share of the measured dense GEMM
+#: throughput grouped (MoE expert) GEMMs reach at this precision (``data/grouped_gemm_efficiency.toml``; 1 unmeasured).
 CHIP = record_dtype((
     "peak_flop_s", "peak_bf16_flop_s", "eta_gemm", "eta_attention", "hbm_bytes", "hbm_bw_bytes_per_s", "is_tpu",
     "n_sms", "mxu_side", "n_mxu", "bytes_per_element", "domain_chips", "domain_bw_bytes_per_s", "torus_dims",
     "domain_latency_s", "network_bw_bytes_per_s", "network_latency_s", "eta_gemm_bf16", "bucket_min_params",
     "bucket_params_per_dp", "weight_bytes_per_param", "grad_bytes_per_param", "optimizer_bytes_per_param",
-    "overlap_slowdown", "elem_bw_bytes_per_s",
+    "overlap_slowdown", "elem_bw_bytes_per_s", "grouped_gemm_fraction",
 ))
 
 # -- the run's options: how the framework runs what the layout leaves open -------------------------------------
@@ -201,6 +203,7 @@ def chip_record(chip: Chip, cl: Cluster, precision: str, seq_len: int | None = N
     v["peak_bf16_flop_s"] = chip.peak_flop_s("bf16")
     v["eta_gemm"], v["eta_attention"] = gemm.fraction, eta_att
     v["eta_gemm_bf16"] = measured_efficiency(chip, "bf16")[0].fraction
+    v["grouped_gemm_fraction"] = grouped_gemm_fraction(chip, precision).fraction
     hbm = achievable_hbm_fraction(chip)
     v["hbm_bytes"], v["hbm_bw_bytes_per_s"] = chip.hbm_bytes, chip.hbm_bw_bytes_per_s * hbm.fraction
     elem = elementwise_stream_fraction(chip)

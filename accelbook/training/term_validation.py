@@ -13,7 +13,15 @@ computes that part:
   bandwidth the training kernel charges a layer's elementwise kernels at: the chip's peak × its achievable
   fraction (:func:`accelbook.specs.measured.achievable_hbm_fraction`, BabelStream) × the fraction of that
   elementwise kernels reach (:func:`accelbook.specs.measured.elementwise_stream_fraction`, H100 RMSNorm
-  kernels from Liger's benchmarks; these rows are not among its inputs).
+  kernels from Liger's benchmarks; these rows are not among its inputs);
+- ``grouped_gemm``: ``groups`` expert GEMMs ``[m × k]·[k × n]`` (``gemms`` 3: forward and both backward GEMMs
+  timed together) take ``gemms·groups·t_group`` with ``t_group`` the routed experts' GEMM time of the training
+  kernel (:func:`~.compute.grouped_gemm_time`: the dense fraction × ``ρ_group`` × the tile model); the rows of
+  ``data/grouped_gemm_efficiency.toml`` (the inputs of ``ρ_group``) are shown too, marked as inputs;
+- ``all_to_all``: one dispatch or combine of ``tokens`` routed tokens over ``ep`` ranks of a cluster, the
+  training kernel's :func:`~.communication.expert_all_to_all_pass` at ``bytes_per_element`` (FP8 dispatch
+  1 + 4/128 with its scales, bf16 combine 2); the published time is DeepEP's bytes over its bandwidth,
+  ``tokens·destinations·d·e / B`` (DERIVED: the README gives a bandwidth, its test counts the bytes).
 
 ``error = model_s / published_s - 1``: positive when the model is slower than the measurement.
 """
@@ -26,13 +34,18 @@ from pathlib import Path
 import pandas as pd
 
 from accelbook.specs.chips import get_chip
+from accelbook.specs.clusters import cluster_for, get_cluster
+from accelbook.specs.grouped_gemm import load_grouped_gemm_timings
 from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
 from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction
 from accelbook.specs.models import get_model
 
+from .communication import expert_all_to_all_pass
+from .compute import grouped_gemm_time
+from .records import chip_record, model_record
 from .step import estimate
 
-TERMS = ("layer", "recompute", "elementwise")
+TERMS = ("layer", "recompute", "elementwise", "grouped_gemm", "all_to_all")
 #: the time parts of a step that one layer's forward + backward is made of (``TrainingEstimate.time`` keys)
 LAYER_PARTS = ("t_gemm_s", "t_attention_s", "t_elementwise_s", "t_recompute_s", "t_tp_comm_s")
 #: the keys a row of each term has: (required, optional)
@@ -40,7 +53,13 @@ KEYS = {
     "layer": ({"term", "case", "chip", "model", "layout", "published_ms"}, {"shape"}),
     "recompute": ({"term", "case", "chip", "model", "layout", "baseline", "published_ms"}, {"shape"}),
     "elementwise": ({"term", "case", "chip", "bytes_moved", "published_tb_s"}, set()),
+    "grouped_gemm": ({"term", "case", "chip", "precision", "groups", "m_per_group", "n", "k", "gemms",
+                      "published_tflop_s"}, set()),
+    "all_to_all": ({"term", "case", "cluster", "model", "ep", "tokens", "bytes_per_element", "destinations_per_token",
+                    "published_gb_s"}, set()),
 }
+#: the keys of a grouped_gemm or all_to_all row that are positive numbers
+POSITIVE = ("groups", "m_per_group", "n", "k", "gemms", "ep", "tokens", "bytes_per_element", "destinations_per_token")
 #: the layout keys that are not :func:`estimate` keywords
 RUN_KEYS = ("n_chips", "seq_len", "global_batch_sequences")
 COLUMNS = ["term", "case", "model_s", "published_s", "error", "source", "note"]
@@ -66,7 +85,18 @@ def term_measurements(path=None) -> dict[str, dict]:
             missing = [k for k in RUN_KEYS if k not in e["layout"]]
             if missing:
                 raise CatalogueError(path, rid, "layout", f"needs {', '.join(missing)} (the run's size)")
-        if e["term"] == "elementwise":
+        for k in POSITIVE:
+            v = e.get(k, 1)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                raise CatalogueError(path, rid, k, f"must be a number > 0, got {v!r}")
+        if e["term"] == "grouped_gemm":
+            q = parse_quantity(path, rid, "published_tflop_s", e["published_tflop_s"], "tflop_s", sources)
+            published_s = grouped_flop(e) / q.value
+        elif e["term"] == "all_to_all":
+            q = parse_quantity(path, rid, "published_gb_s", e["published_gb_s"], "gb_s", sources)
+            published_s = (e["tokens"] * e["destinations_per_token"] * get_model(e["model"]).d_model
+                           * e["bytes_per_element"] / q.value)
+        elif e["term"] == "elementwise":
             b = e["bytes_moved"]
             if isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 0:
                 raise CatalogueError(path, rid, "bytes_moved", f"must be a number of bytes > 0, got {b!r}")
@@ -77,6 +107,31 @@ def term_measurements(path=None) -> dict[str, dict]:
             published_s = q.value
         rows[rid] = dict(e, published_s=published_s, provenance=q.provenance)
     return rows
+
+
+def grouped_flop(e) -> float:
+    """FLOPs of a grouped-GEMM row (a dict or a :class:`~accelbook.specs.grouped_gemm.GroupedGemmTiming`):
+    ``gemms·2·groups·m·n·k``."""
+    g = e if isinstance(e, dict) else dataclasses.asdict(e)
+    return g["gemms"] * 2.0 * g["groups"] * g["m_per_group"] * g["n"] * g["k"]
+
+
+def grouped_model_time_s(chip_id: str, precision: str, groups, m, n, k, gemms) -> float:
+    """The training kernel's time (s) for ``gemms`` passes of ``groups`` expert GEMMs ``[m × k]·[k × n]``
+    (:func:`~.compute.grouped_gemm_time` on the chip's record in its default cluster)."""
+    chip = get_chip(chip_id)
+    c, _ = chip_record(chip, cluster_for(chip), precision)
+    return gemms * groups * grouped_gemm_time(float(m), float(n), float(k), c)
+
+
+def all_to_all_model_time_s(e: dict) -> float:
+    """The training kernel's time (s) of one dispatch or combine of an all_to_all row
+    (:func:`~.communication.expert_all_to_all_pass` at the row's bytes per element; no tensor or context
+    parallelism)."""
+    cl = get_cluster(e["cluster"])
+    c, _ = chip_record(cl.chip, cl, "bf16")
+    mv = model_record(get_model(e["model"]), 4096)
+    return expert_all_to_all_pass(mv, c, float(e["tokens"]), 1.0, 1.0, float(e["ep"]), float(e["bytes_per_element"]))
 
 
 def row_model(e: dict):
@@ -98,6 +153,11 @@ def layer_time_s(est, n_layers: int) -> float:
 
 def model_time_s(e: dict) -> float:
     """The model's time (s) for a row of :func:`term_measurements` (the module docstring says which call)."""
+    if e["term"] == "grouped_gemm":
+        return grouped_model_time_s(e["chip"], e["precision"], e["groups"], e["m_per_group"], e["n"], e["k"],
+                                    e["gemms"])
+    if e["term"] == "all_to_all":
+        return all_to_all_model_time_s(e)
     if e["term"] == "elementwise":
         chip = get_chip(e["chip"])
         return e["bytes_moved"] / (chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction
@@ -113,13 +173,21 @@ def term_validation_table(path=None) -> pd.DataFrame:
     """Term by term, the model against published timings: one row per measurement of
     ``data/term_measurements.toml`` with ``term``, ``case``, ``model_s``, ``published_s``,
     ``error = model_s / published_s - 1`` (positive: the model is slower), ``source`` (title) and
-    ``note`` (what the source says, and where its time is derived from a throughput)."""
+    ``note`` (what the source says, and where its time is derived from a throughput). In the package's table
+    (``path`` None) the grouped-GEMM timings ``ρ_group`` is the median of (``data/grouped_gemm_efficiency.toml``)
+    follow as ``grouped_gemm`` rows whose case says they are its inputs."""
     rows = []
     for rid, e in term_measurements(path).items():
         m = model_time_s(e)
         rows.append({"id": rid, "term": e["term"], "case": e["case"], "model_s": m, "published_s": e["published_s"],
                      "error": m / e["published_s"] - 1, "source": e["provenance"].source.title,
                      "note": e["provenance"].note})
+    for g in (load_grouped_gemm_timings() if path is None else ()):
+        m = grouped_model_time_s(g.chip_id, g.precision, g.groups, g.m_per_group, g.n, g.k, g.gemms)
+        rows.append({"id": g.id, "term": "grouped_gemm", "case": f"{g.kernel}, {g.groups} x {g.m_per_group} tokens, "
+                     f"N {g.n}, K {g.k}, {g.chip_id} {g.precision} (an input of the grouped-GEMM fraction)",
+                     "model_s": m, "published_s": g.time_s, "error": m / g.time_s - 1,
+                     "source": g.provenance.source.title, "note": g.provenance.note})
     return pd.DataFrame(rows, columns=["id", *COLUMNS])
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from accelbook import training
 from accelbook.specs.catalogue import catalogue_cache
+from accelbook.specs.grouped_gemm import grouped_gemm_fraction
 from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction
 from accelbook.ui.facts import fact
 from accelbook.ui.facts import nb04_shared as sh
@@ -89,3 +90,68 @@ def terms_elem_tb_s() -> str:
 @fact("nb04.terms_elementwise_median")
 def terms_elementwise_median() -> str:
     return sh.pct(_errors("elementwise").abs().median())
+
+
+def _range_of(prefix: str):
+    t = table()
+    e = t.loc[t["id"].str.startswith(prefix), "error"]
+    return f"{sh.signed(e.min())} % to {sh.signed(e.max())}"
+
+
+@fact("nb04.grouped_h800_fp8_pct")
+def grouped_h800_fp8_pct() -> str:
+    return sh.pct(grouped_gemm_fraction("h800", "fp8").fraction)
+
+
+@fact("nb04.grouped_b200_fp8_pct")
+def grouped_b200_fp8_pct() -> str:
+    return sh.pct(grouped_gemm_fraction("b200", "fp8").fraction)
+
+
+@fact("nb04.grouped_b200_bf16_pct")
+def grouped_b200_bf16_pct() -> str:
+    return sh.pct(grouped_gemm_fraction("b200", "bf16").fraction)
+
+
+@fact("nb04.terms_grouped_inputs_range")
+def terms_grouped_inputs_range() -> str:
+    t = table()
+    e = t.loc[t["case"].str.contains("an input of the grouped-GEMM fraction"), "error"]
+    return f"{sh.signed(e.min())} % to {sh.signed(e.max())}"
+
+
+@fact("nb04.terms_masked_range")
+def terms_masked_range() -> str:
+    return _range_of("deepgemm-h800-masked")
+
+
+@fact("nb04.terms_cutlass_range")
+def terms_cutlass_range() -> str:
+    return _range_of("cutlass36-h800")
+
+
+@fact("nb04.terms_a2a_intranode_range")
+def terms_a2a_intranode_range() -> str:
+    return _range_of("deepep-h800-intranode")
+
+
+@fact("nb04.terms_a2a_ep16_range")
+def terms_a2a_ep16_range() -> str:
+    return _range_of("deepep-h800-internode-ep16")
+
+
+@fact("nb04.terms_a2a_multinode_range")
+def terms_a2a_multinode_range() -> str:
+    t = table()
+    e = t.loc[t["id"].str.contains("deepep-h800-internode-ep(?:32|64)", regex=True), "error"]
+    return f"{sh.signed(e.min())} % to {sh.signed(e.max())}"
+
+
+@fact("nb04.terms_a2a_median")
+def terms_a2a_median() -> str:
+    return sh.pct(_errors("all_to_all").abs().median())
+
+
+@fact("nb04.terms_grouped_median")
+def terms_grouped_median() -> str:
+    return sh.pct(_errors("grouped_gemm").abs().median())
