@@ -225,10 +225,11 @@ def lm_head_time(model: Model, hw: Hardware, T, tp):
 
 
 def permute_time(model: Model, hw: Hardware, T):
-    """MoE permute and unpermute (forward): f·2·2·T·d·(1 + top_k) bytes; 0 for a dense model."""
+    """MoE permute and unpermute (forward): f·2·2·T·d·(1 + top_k) bytes at the elementwise kernels' bandwidth;
+    0 for a dense model."""
     if model.moe is None or model.moe.n_experts <= 1 or moe_share(model) <= 0:
         return 0.0
-    return moe_share(model) * 2 * 2 * T * model.d_model * (1 + model.moe.top_k) / hw.hbm_bw
+    return moe_share(model) * 2 * 2 * T * model.d_model * (1 + model.moe.top_k) / hw.elem_bw
 
 
 def router_imbalance(model: Model) -> float:

@@ -98,6 +98,16 @@ def test_the_grouped_inputs_are_in_the_package_table_only(table, tmp_path):
     assert list(training.term_validation_table(p)["id"]) == ["k"]
 
 
+def test_a_permute_streams_at_the_elementwise_kernels_bandwidth(table):
+    # 4,096 tokens of 7,168 in bf16 read once and written as 8 copies: 2 x 4096 x 7168 x 9 B, at H200's BabelStream
+    # 4.15 TB/s x 0.732 (the median of Liger PR 1257's H100 RMSNorm timings over H100's 2.97 TB/s, borrowed)
+    frac = (4 * 4096 * 4096 / 0.033e-3 + 4 * 4096 * 4096 / 0.029e-3) / 2 / 2.97e12
+    want = 2 * 4096 * 7168 * 9 / (4.15e12 * frac)
+    assert table.loc["tileops-h200-permute-4096x8-h7168", "model_s"] == pytest.approx(want, rel=1e-3)
+    # slower than STREAM, still faster than both published kernels (2.40 and 1.92 TB/s)
+    assert want > 2 * 4096 * 7168 * 9 / 4.15e12 and want < 220.384e-6
+
+
 GOOD_TIMING = '''[g]
 chip = "h800"
 precision = "fp8"

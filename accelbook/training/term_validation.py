@@ -21,7 +21,10 @@ computes that part:
 - ``all_to_all``: one dispatch or combine of ``tokens`` routed tokens over ``ep`` ranks of a cluster, the
   training kernel's :func:`~.communication.expert_all_to_all_pass` at ``bytes_per_element`` (FP8 dispatch
   1 + 4/128 with its scales, bf16 combine 2); the published time is DeepEP's bytes over its bandwidth,
-  ``tokens·destinations·d·e / B`` (DERIVED: the README gives a bandwidth, its test counts the bytes).
+  ``tokens·destinations·d·e / B`` (DERIVED: the README gives a bandwidth, its test counts the bytes);
+- ``permute``: gathering ``tokens`` tokens into their experts' order, ``2·T·d·(1 + top_k)`` bytes, half the
+  training kernel's :func:`~.compute.moe_permute_time` (permute and unpermute) at the elementwise kernels'
+  bandwidth.
 
 ``error = model_s / published_s - 1``: positive when the model is slower than the measurement.
 """
@@ -41,11 +44,11 @@ from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream
 from accelbook.specs.models import get_model
 
 from .communication import expert_all_to_all_pass
-from .compute import grouped_gemm_time
+from .compute import grouped_gemm_time, moe_permute_time
 from .records import chip_record, model_record
 from .step import estimate
 
-TERMS = ("layer", "recompute", "elementwise", "grouped_gemm", "all_to_all")
+TERMS = ("layer", "recompute", "elementwise", "grouped_gemm", "all_to_all", "permute")
 #: the time parts of a step that one layer's forward + backward is made of (``TrainingEstimate.time`` keys)
 LAYER_PARTS = ("t_gemm_s", "t_attention_s", "t_elementwise_s", "t_recompute_s", "t_tp_comm_s")
 #: the keys a row of each term has: (required, optional)
@@ -57,6 +60,7 @@ KEYS = {
                       "published_tflop_s"}, set()),
     "all_to_all": ({"term", "case", "cluster", "model", "ep", "tokens", "bytes_per_element", "destinations_per_token",
                     "published_gb_s"}, set()),
+    "permute": ({"term", "case", "chip", "model", "tokens", "published_us"}, set()),
 }
 #: the keys of a grouped_gemm or all_to_all row that are positive numbers
 POSITIVE = ("groups", "m_per_group", "n", "k", "gemms", "ep", "tokens", "bytes_per_element", "destinations_per_token")
@@ -92,6 +96,9 @@ def term_measurements(path=None) -> dict[str, dict]:
         if e["term"] == "grouped_gemm":
             q = parse_quantity(path, rid, "published_tflop_s", e["published_tflop_s"], "tflop_s", sources)
             published_s = grouped_flop(e) / q.value
+        elif e["term"] == "permute":
+            q = parse_quantity(path, rid, "published_us", e["published_us"], "us", sources)
+            published_s = q.value
         elif e["term"] == "all_to_all":
             q = parse_quantity(path, rid, "published_gb_s", e["published_gb_s"], "gb_s", sources)
             published_s = (e["tokens"] * e["destinations_per_token"] * get_model(e["model"]).d_model
@@ -134,6 +141,15 @@ def all_to_all_model_time_s(e: dict) -> float:
     return expert_all_to_all_pass(mv, c, float(e["tokens"]), 1.0, 1.0, float(e["ep"]), float(e["bytes_per_element"]))
 
 
+def permute_model_time_s(e: dict) -> float:
+    """The training kernel's time (s) of one permute of a permute row: half of
+    :func:`~.compute.moe_permute_time` (permute and unpermute) on one MoE layer (its share ``f`` divided out)."""
+    chip = get_chip(e["chip"])
+    c, _ = chip_record(chip, cluster_for(chip), "bf16")
+    mv = model_record(get_model(e["model"]), 4096)
+    return moe_permute_time(mv, c, float(e["tokens"])) / (2.0 * mv.moe_layer_share)
+
+
 def row_model(e: dict):
     """The model of a layer or recompute row: the catalogue's ``model`` with the fields of ``shape`` replaced."""
     return dataclasses.replace(get_model(e["model"]), **e.get("shape", {}))
@@ -158,6 +174,8 @@ def model_time_s(e: dict) -> float:
                                     e["gemms"])
     if e["term"] == "all_to_all":
         return all_to_all_model_time_s(e)
+    if e["term"] == "permute":
+        return permute_model_time_s(e)
     if e["term"] == "elementwise":
         chip = get_chip(e["chip"])
         return e["bytes_moved"] / (chip.hbm_bw_bytes_per_s * achievable_hbm_fraction(chip).fraction

@@ -155,3 +155,18 @@ def terms_a2a_median() -> str:
 @fact("nb04.terms_grouped_median")
 def terms_grouped_median() -> str:
     return sh.pct(_errors("grouped_gemm").abs().median())
+
+
+@fact("nb04.terms_recompute_median")
+def terms_recompute_median() -> str:
+    return sh.pct(_errors("recompute").abs().median())
+
+
+@fact("nb04.terms_permute_tileops")
+def terms_permute_tileops() -> str:
+    return sh.signed(_error("tileops-h200-permute-4096x8-h7168"))
+
+
+@fact("nb04.terms_permute_vllm")
+def terms_permute_vllm() -> str:
+    return sh.signed(_error("vllm-h200-permute-4096x8-h7168"))
