@@ -26,6 +26,7 @@ from accelbook.network.geometry import torus_axes
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, usable_memory_bytes
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.efficiency import attention_efficiency, measured_efficiency
+from accelbook.specs.grouped_gemm import grouped_gemm_fraction
 from accelbook.specs.measured import achievable_hbm_fraction, expert_load_imbalance, overlap_slowdown
 from accelbook.specs.models import Model
 from accelbook.training.framework import framework_defaults
@@ -116,6 +117,7 @@ class Hardware:
     k_ref: float         # the K the GEMM efficiency was measured at (0: not known)
     k0_bf16: float
     k_ref_bf16: float
+    rho_group: float     # routed experts' grouped GEMMs: their measured share of the dense GEMM (1 unmeasured)
 
 
 def hardware(model: Model, chip: Chip, cluster: Cluster, precision: str, s: int) -> Hardware:
@@ -131,7 +133,8 @@ def hardware(model: Model, chip: Chip, cluster: Cluster, precision: str, s: int)
         0.0 if chip.kind == "tpu" else overlap_slowdown(chip)[0],
         fw.weight_bytes_per_param, fw.grad_bytes_per_param, fw.optimizer_bytes_per_param,
         fw.bucket_min_params, fw.bucket_params_per_dp_rank,
-        gemm_k0(chip, precision), _measured_k(chip, precision), gemm_k0(chip, "bf16"), _measured_k(chip, "bf16"))
+        gemm_k0(chip, precision), _measured_k(chip, precision), gemm_k0(chip, "bf16"), _measured_k(chip, "bf16"),
+        grouped_gemm_fraction(chip, precision).fraction)
 
 
 def _measured_k(chip: Chip, precision: str) -> float:
@@ -139,11 +142,13 @@ def _measured_k(chip: Chip, precision: str) -> float:
     return float(shape[2]) if shape else 0.0
 
 
-def gemm_time(M, N, K, hw: Hardware) -> float:
-    """max(2MNK / (P·η_meas·η_shape·η_K), bpe·(MK + KN + MN) / B_hbm); 0 for an empty GEMM."""
+def gemm_time(M, N, K, hw: Hardware, grouped: bool = False) -> float:
+    """max(2MNK / (P·η_meas·η_shape·η_K), bpe·(MK + KN + MN) / B_hbm); 0 for an empty GEMM; one expert of a
+    grouped GEMM (``grouped``) at η_meas·ρ_group and no η_K (ρ_group is measured at the experts' own K)."""
     if M <= 0 or N <= 0 or K <= 0:
         return 0.0
-    t_math = 2.0 * M * N * K / (hw.peak * hw.eta * eta_shape(M, N, K, hw.chip) * eta_k(K, hw.k0, hw.k_ref))
+    eta = hw.eta * (hw.rho_group if grouped else eta_k(K, hw.k0, hw.k_ref))
+    t_math = 2.0 * M * N * K / (hw.peak * eta * eta_shape(M, N, K, hw.chip))
     t_mem = hw.bpe * (M * K + K * N + M * N) / hw.hbm_bw
     return max(t_math, t_mem)
 
@@ -171,8 +176,8 @@ def layer_gemms(model: Model, hw: Hardware, T, tp, ep):
     if f > 0:
         mo = model.moe
         tokens_per_expert = T * mo.top_k * ep / mo.n_experts
-        one_expert = gemm_time(tokens_per_expert, (nm - 1) * mo.d_ff_expert / tp, d, hw) \
-            + gemm_time(tokens_per_expert, d, mo.d_ff_expert / tp, hw)
+        one_expert = gemm_time(tokens_per_expert, (nm - 1) * mo.d_ff_expert / tp, d, hw, grouped=True) \
+            + gemm_time(tokens_per_expert, d, mo.d_ff_expert / tp, hw, grouped=True)
         local = 0.0
         for _ in range(int(mo.n_experts // ep)):     # the experts this chip holds
             local += one_expert
@@ -251,10 +256,11 @@ def lm_head_time(model: Model, hw: Hardware, T, tp):
 
 
 def permute_time(model: Model, hw: Hardware, T):
-    """MoE permute and unpermute (forward): f·2·2·T·d·(1 + top_k) bytes; 0 for a dense model."""
+    """MoE permute and unpermute (forward): f·2·2·T·d·(1 + top_k) bytes at the elementwise kernels' bandwidth;
+    0 for a dense model."""
     if model.moe is None or model.moe.n_experts <= 1 or moe_share(model) <= 0:
         return 0.0
-    return moe_share(model) * 2 * 2 * T * model.d_model * (1 + model.moe.top_k) / hw.hbm_bw
+    return moe_share(model) * 2 * 2 * T * model.d_model * (1 + model.moe.top_k) / hw.elem_bw
 
 
 def router_imbalance(model: Model) -> float:
@@ -355,7 +361,8 @@ def cp_comm(model, cl, T, s, tp, cp, t_att, rec, mode):
 
 def ep_comm(model, cl, T, tp, cp, ep):
     """f·4 all-to-alls of the routed tokens (T·top_k·d·2/tp bytes) over ep at stride tp·cp; with node-limited
-    routing across domains, the network carries T·min(top_k, M)·d·2/tp·(g_out-1)/g_out."""
+    routing across domains, the network carries T·min(top_k, M, g_out)·d·2/tp·(g_out-1)/g_out (no token reaches
+    more domains than the group spans) and the domain S·(g_in-1)/g_in (each copy forwarded to its chip)."""
     if model.moe is None or ep <= 1 or moe_share(model) <= 0:
         return 0.0
     mo, f = model.moe, moe_share(model)
@@ -363,8 +370,8 @@ def ep_comm(model, cl, T, tp, cp, ep):
     g_in, g_out = domain_split(ep, tp * cp, cl)
     if mo.node_limit <= 0 or g_out <= 1:
         return f * 4 * all_to_all(S, ep, tp * cp, cl)
-    t_in = S * (g_in - 1) / ep / domain_bw(cl, g_in)
-    t_out = T * min(mo.top_k, mo.node_limit) * model.d_model * BF16 / tp * (g_out - 1) / g_out / net_bw(cl)
+    t_in = S * (g_in - 1) / g_in / domain_bw(cl, g_in)   # every copy forwarded inside its destination domain
+    t_out = T * min(mo.top_k, mo.node_limit, g_out) * model.d_model * BF16 / tp * (g_out - 1) / g_out / net_bw(cl)
     return f * 4 * (max(t_in, t_out) + (g_in - 1) * cl.domain_latency_s + (g_out - 1) * cl.network_latency_s)
 
 

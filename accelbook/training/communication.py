@@ -103,24 +103,37 @@ def context_parallel_time(t_pass, cp, t_a, rec, allgather):
 
 
 @njit(cache=True, inline="always")
-def expert_all_to_all_time(mv, c, T, tp, cp, ep):
-    """Expert-parallel time (s) of one layer: ``f·4`` all-to-alls of the routed tokens
-    (``S = T·top_k·d·2/tp`` bytes) over ep ranks at stride tp·cp, on the MoE share ``f`` of layers.
+def expert_all_to_all_pass(mv, c, T, tp, cp, ep, elem_bytes):
+    """Time (s) of ONE all-to-all of the routed tokens (a dispatch or a combine): ``S = T·top_k·d·e/tp`` bytes
+    (``e`` bytes an element: 2 bf16, 1 + 4/128 an FP8 dispatch with its per-128 scales) over ep ranks at stride
+    tp·cp (:func:`accelbook.costs.hierarchical.collective_time_s`).
 
     With node-limited routing (``node_limit`` = M > 0, DeepSeek-V3: 4) a token's experts lie on at most
-    M of the ``g_out`` domains the group spans, and it crosses the network once per remote domain
-    (forwarded to its experts inside the domain, as DeepSeek-V3 dispatches): the network carries
-    ``T·min(top_k, M)·d·2/tp·(g_out-1)/g_out`` bytes instead of ``S·(g - g_in)/g``."""
+    ``min(top_k, M, g_out)`` of the ``g_out`` domains the group spans, and it crosses the network once per remote
+    domain (forwarded to its experts inside the domain, as DeepSeek-V3 and DeepEP dispatch): the network carries
+    ``T·min(top_k, M, g_out)·d·e/tp·(g_out-1)/g_out`` bytes instead of ``S·(g - g_in)/g``, and the domain carries
+    every copy that lands on another chip of its destination domain, from whichever domain it came:
+    ``S·(g_in-1)/g_in``. (A token cannot reach more domains than the group spans: at EP16 over 2 nodes DeepEP's
+    test routing reaches 1.99 of them, and DeepEP's EP16 kernels are bound by the NVLink forwarding.)"""
+    S = T * mv.top_k * mv.d_model * elem_bytes / tp
+    gi, go = domain_split(ep, tp * cp, c.domain_chips)
+    if mv.node_limit <= 0 or go <= 1:
+        return collective_time(ALL_TO_ALL, S, ep, tp * cp, c)
+    t_in = S * (gi - 1) / gi / domain_ring_bandwidth(gi, c.domain_chips, c.domain_bw_bytes_per_s, c.torus_dims)
+    nodes = min(mv.top_k, mv.node_limit, go)
+    t_out = T * nodes * mv.d_model * elem_bytes / tp * (go - 1) / go / c.network_bw_bytes_per_s
+    return max(t_in, t_out) + (gi - 1) * c.domain_latency_s + (go - 1) * c.network_latency_s
+
+
+@njit(cache=True, inline="always")
+def expert_all_to_all_time(mv, c, T, tp, cp, ep):
+    """Expert-parallel time (s) of one layer: ``f·4`` all-to-alls of the routed tokens in bf16 (dispatch and
+    combine, forward and backward; :func:`expert_all_to_all_pass` with ``e`` = 2) over ep ranks at stride tp·cp,
+    on the MoE share ``f`` of layers."""
     f = mv.moe_layer_share
     if ep <= 1 or f <= 0:
         return 0.0
-    S = T * mv.top_k * mv.d_model * 2.0 / tp
-    gi, go = domain_split(ep, tp * cp, c.domain_chips)
-    if mv.node_limit <= 0 or go <= 1:
-        return f * 4.0 * collective_time(ALL_TO_ALL, S, ep, tp * cp, c)
-    t_in = S * (gi - 1) / ep / domain_ring_bandwidth(gi, c.domain_chips, c.domain_bw_bytes_per_s, c.torus_dims)
-    t_out = T * min(mv.top_k, mv.node_limit) * mv.d_model * 2.0 / tp * (go - 1) / go / c.network_bw_bytes_per_s
-    return f * 4.0 * (max(t_in, t_out) + (gi - 1) * c.domain_latency_s + (go - 1) * c.network_latency_s)
+    return f * 4.0 * expert_all_to_all_pass(mv, c, T, tp, cp, ep, 2.0)
 
 
 @njit(cache=True, inline="always")

@@ -9,6 +9,10 @@ tokens of a microbatch on one chip:
   ``η_K`` a GPU tile's fixed fill and epilogue against the length of its K loop, relative to the K the chip's
   efficiency was measured at (:func:`accelbook.costs.gemm.gemm_k_efficiency`, ``data/gemm_k_overhead.toml``:
   DeepGEMM's H800 table; training only, 1 on TPUs);
+  the routed experts' GEMMs are one grouped GEMM, each group at ``η_meas·ρ_group`` (``ρ_group`` the share of
+  the dense GEMM grouped kernels are measured to reach, ``c.grouped_gemm_fraction``:
+  :func:`accelbook.specs.grouped_gemm.grouped_gemm_fraction`, DeepGEMM on H800, torchao on B200), without
+  ``η_K``: ``ρ_group`` was measured at the experts' own K, so it holds their K loop's loss already;
 - attention (FlashAttention) does ``2·T·s·(d_qk + d_v)/tp · ½ · attention_share`` causal FLOPs forward
   (``attention_share``: a window's share) at the
   measured attention efficiency; unfused attention runs its score GEMMs at GEMM efficiency and
@@ -30,25 +34,42 @@ from accelbook.costs.gemm import gemm_k_efficiency, gemm_shape_efficiency
 
 
 @njit(cache=True, inline="always")
-def gemm_time(M, N, K, c):
-    """Forward time (s) of one GEMM: ``max(2MNK / (P·η_meas·η_shape·η_K), bpe·(MK + KN + MN) / B_hbm)``;
-    0 when a dimension is empty. ``η_K = gemm_k_efficiency(K, c.gemm_k0, c.gemm_k_ref)``: Llama 70B's
-    out-projection at TP 8 on H100 in bf16 (``K = 1024``) runs at 0.819 of the large-K rate."""
+def gemm_time_at(M, N, K, c, eta):
+    """Forward time (s) of one GEMM at measured fraction ``eta``:
+    ``max(2MNK / (P·eta·η_shape), bpe·(MK + KN + MN) / B_hbm)``; 0 when a dimension is empty."""
     if M <= 0 or N <= 0 or K <= 0:
         return 0.0
     eta_shape = gemm_shape_efficiency(M, N, K, c.is_tpu > 0, c.n_sms, c.mxu_side, c.n_mxu)
-    eta_k = gemm_k_efficiency(K, c.gemm_k0, c.gemm_k_ref)
-    t_flop = 2.0 * M * N * K / (c.peak_flop_s * c.eta_gemm * eta_shape * eta_k)
+    t_flop = 2.0 * M * N * K / (c.peak_flop_s * eta * eta_shape)
     t_mem = c.bytes_per_element * (M * K + K * N + M * N) / c.hbm_bw_bytes_per_s
     return max(t_flop, t_mem)
+
+
+@njit(cache=True, inline="always")
+def gemm_time(M, N, K, c):
+    """Forward time (s) of one dense GEMM: :func:`gemm_time_at` at ``η_meas·η_K``,
+    ``max(2MNK / (P·η_meas·η_shape·η_K), bpe·(MK + KN + MN) / B_hbm)``, with
+    ``η_K = gemm_k_efficiency(K, c.gemm_k0, c.gemm_k_ref)``: Llama 70B's out-projection at TP 8 on H100 in bf16
+    (``K = 1024``) runs at 0.819 of the large-K rate."""
+    return gemm_time_at(M, N, K, c, c.eta_gemm * gemm_k_efficiency(K, c.gemm_k0, c.gemm_k_ref))
+
+
+@njit(cache=True, inline="always")
+def grouped_gemm_time(M, N, K, c):
+    """Forward time (s) of one group (expert) of a grouped GEMM, ``M`` its tokens: :func:`gemm_time_at` at
+    ``η_meas·ρ_group`` (``c.eta_gemm·c.grouped_gemm_fraction``). H800 FP8, 8 experts of 4,096 tokens at
+    N 4,096, K 7,168: ``2·4096·4096·7168 / (1979e12·0.709·0.913·0.970)`` = 193.8 µs each (η_shape: 1,024 tiles
+    in 8 waves of 132 SMs)."""
+    return gemm_time_at(M, N, K, c, c.eta_gemm * c.grouped_gemm_fraction)
 
 
 @njit(cache=True, inline="always")
 def layer_gemm_time(mv, c, T, tp, ep):
     """Forward GEMM time (s) of one layer for ``T`` tokens: (all GEMMs, the routed experts' share).
     Attention in- and out-projections, the dense FFN on the share ``1-f`` of layers, and on the MoE
-    share ``f`` the local experts (each gets ``T·top_k·ep/E`` tokens on average), the shared experts
-    and the router; the second value is the local routed experts' time alone, ``f·e_loc·t_expert``."""
+    share ``f`` the local experts (each gets ``T·top_k·ep/E`` tokens on average; one grouped GEMM,
+    :func:`grouped_gemm_time`), the shared experts and the router (dense GEMMs); the second value is the local
+    routed experts' time alone, ``f·e_loc·t_expert``."""
     d = mv.d_model
     f = mv.moe_layer_share
     nm1 = mv.n_ffn_matrices - 1.0
@@ -59,7 +80,8 @@ def layer_gemm_time(mv, c, T, tp, ep):
     if f > 0.0:
         e_loc = mv.n_experts / ep
         me = T * mv.top_k * ep / mv.n_experts
-        t_moe = e_loc * (gemm_time(me, nm1 * mv.d_ff_expert / tp, d, c) + gemm_time(me, d, mv.d_ff_expert / tp, c))
+        t_moe = e_loc * (grouped_gemm_time(me, nm1 * mv.d_ff_expert / tp, d, c)
+                         + grouped_gemm_time(me, d, mv.d_ff_expert / tp, c))
         t_routed = f * t_moe
         if mv.n_shared_experts > 0:
             t_moe += gemm_time(T, nm1 * mv.d_ff_expert * mv.n_shared_experts / tp, d, c) \
@@ -74,11 +96,14 @@ def moe_permute_time(mv, c, T):
     """Forward time (s) of sorting one layer's tokens to their experts and back (Megatron Core's
     permute and unpermute), HBM-bound, on the MoE share ``f`` of layers: permute reads ``T`` tokens
     of ``d`` (bf16) and writes their ``T·top_k`` copies; unpermute reads the copies and writes the
-    weighted sums: ``f·2·2·T·d·(1 + top_k)`` bytes. The backward moves the same bytes."""
+    weighted sums: ``f·2·2·T·d·(1 + top_k)`` bytes, at the bandwidth elementwise kernels reach
+    (``c.elem_bw_bytes_per_s``: gathers and scatters of rows are such kernels; published permute timings on
+    H200, TileOPs and vLLM at 4,096 tokens of 7,168, reach 2.40 and 1.92 TB/s, below even that, and are
+    rows of the term table). The backward moves the same bytes."""
     f = mv.moe_layer_share
     if f <= 0.0 or mv.n_experts <= 1.0:
         return 0.0
-    return f * 2.0 * 2.0 * T * mv.d_model * (1.0 + mv.top_k) / c.hbm_bw_bytes_per_s
+    return f * 2.0 * 2.0 * T * mv.d_model * (1.0 + mv.top_k) / c.elem_bw_bytes_per_s
 
 
 @njit(cache=True, inline="always")

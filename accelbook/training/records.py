@@ -27,6 +27,7 @@ from accelbook.costs.gemm import DEFAULT_N_MXU, DEFAULT_SMS, chip_gemm_units
 from accelbook.specs.chips import Chip
 from accelbook.specs.clusters import Cluster
 from accelbook.specs.efficiency import attention_efficiency, gemm_k_overhead, measured_efficiency
+from accelbook.specs.grouped_gemm import grouped_gemm_fraction
 from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction, expert_load_imbalance, overlap_slowdown
 from accelbook.specs.models import Model
 
@@ -93,13 +94,15 @@ MODEL = record_dtype((
 #: elements of K at the training precision, ``gemm_k_ref`` the K its GEMM efficiency was measured at
 #: (:func:`accelbook.costs.gemm.gemm_k_efficiency`; ``data/gemm_k_overhead.toml``), ``gemm_k0_bf16`` and
 #: ``gemm_k_ref_bf16`` the same for the bf16 GEMMs (LM head); 0 on a TPU (no such factor) and ``k_ref`` 0 where
-#: the measured shape is not known.
+#: the measured shape is not known. ``grouped_gemm_fraction`` the share of the measured dense GEMM
+#: throughput grouped (MoE expert) GEMMs reach at this precision (``data/grouped_gemm_efficiency.toml``; 1 unmeasured).
 CHIP = record_dtype((
     "peak_flop_s", "peak_bf16_flop_s", "eta_gemm", "eta_attention", "hbm_bytes", "hbm_bw_bytes_per_s", "is_tpu",
     "n_sms", "mxu_side", "n_mxu", "bytes_per_element", "domain_chips", "domain_bw_bytes_per_s", "torus_dims",
     "domain_latency_s", "network_bw_bytes_per_s", "network_latency_s", "eta_gemm_bf16", "bucket_min_params",
     "bucket_params_per_dp", "weight_bytes_per_param", "grad_bytes_per_param", "optimizer_bytes_per_param",
     "overlap_slowdown", "elem_bw_bytes_per_s", "gemm_k0", "gemm_k_ref", "gemm_k0_bf16", "gemm_k_ref_bf16",
+    "grouped_gemm_fraction",
 ))
 
 # -- the run's options: how the framework runs what the layout leaves open -------------------------------------
@@ -210,6 +213,7 @@ def chip_record(chip: Chip, cl: Cluster, precision: str, seq_len: int | None = N
         v["gemm_k0"], v["gemm_k0_bf16"] = gemm_k_overhead(precision), gemm_k_overhead("bf16")
         v["gemm_k_ref"] = gemm.shape[2] if gemm.shape else 0.0
         v["gemm_k_ref_bf16"] = gemm_bf16.shape[2] if gemm_bf16.shape else 0.0
+    v["grouped_gemm_fraction"] = grouped_gemm_fraction(chip, precision).fraction
     hbm = achievable_hbm_fraction(chip)
     v["hbm_bytes"], v["hbm_bw_bytes_per_s"] = chip.hbm_bytes, chip.hbm_bw_bytes_per_s * hbm.fraction
     elem = elementwise_stream_fraction(chip)

@@ -14,6 +14,7 @@ from accelbook.checks import fraction, one_of, output_fields, whole
 from accelbook.limits import grouped_sentence, seconds_words
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, get_chip, usable_memory_bytes
 from accelbook.specs.clusters import Cluster
+from accelbook.specs.grouped_gemm import grouped_gemm_fraction
 from accelbook.specs.models import Model
 
 from .arguments import batch_sequences, chip_count, memory_reserve_fraction, resolve, sequence_length
@@ -381,6 +382,8 @@ def estimate(model: Model | str, chip: Chip | str | None, n_chips: int, global_b
     mv = model_record(model, s)
     cv, notes = chip_record(chip, cl, precision, s, attention_head_dim(model))
     notes = notes + [n for n in (router_imbalance(model)[1],) if n]
+    if model.moe is not None:   # the routed experts run as grouped GEMMs (records.CHIP's grouped_gemm_fraction)
+        notes.append(grouped_gemm_fraction(chip, precision).note)
     out = evaluate_layout(mv, cv, B, s, tp, cp, pp, vp, dp, ep, mb, zero_stage, RECOMPUTE.index(recompute),
                           flash_attention, sequence_parallel, usable_memory_bytes(chip.hbm_bytes, reserve),
                           options_record(fraction("tp_overlap", tp_overlap), one_of("cp_comm", cp_comm, CP_COMM)),

@@ -28,6 +28,17 @@ computes that part:
   :mod:`accelbook.costs.hierarchical` at the cluster's step latency and bandwidth × efficiency). A published bus
   bandwidth becomes a time with nccl-tests' own definition, ``t = f·S / busbw``, ``f`` = 2(p-1)/p for an
   all-reduce and (p-1)/p for an all-gather or reduce-scatter (:func:`accelbook.network.collectives.bus_factor`).
+- ``grouped_gemm``: ``groups`` expert GEMMs ``[m × k]·[k × n]`` (``gemms`` 3: forward and both backward GEMMs
+  timed together) take ``gemms·groups·t_group`` with ``t_group`` the routed experts' GEMM time of the training
+  kernel (:func:`~.compute.grouped_gemm_time`: the dense fraction × ``ρ_group`` × the tile model); the rows of
+  ``data/grouped_gemm_efficiency.toml`` (the inputs of ``ρ_group``) are shown too, marked as inputs;
+- ``all_to_all``: one dispatch or combine of ``tokens`` routed tokens over ``ep`` ranks of a cluster, the
+  training kernel's :func:`~.communication.expert_all_to_all_pass` at ``bytes_per_element`` (FP8 dispatch
+  1 + 4/128 with its scales, bf16 combine 2); the published time is DeepEP's bytes over its bandwidth,
+  ``tokens·destinations·d·e / B`` (DERIVED: the README gives a bandwidth, its test counts the bytes);
+- ``permute``: gathering ``tokens`` tokens into their experts' order, ``2·T·d·(1 + top_k)`` bytes, half the
+  training kernel's :func:`~.compute.moe_permute_time` (permute and unpermute) at the elementwise kernels'
+  bandwidth.
 
 ``error = model_s / published_s - 1``: positive when the model is slower than the measurement.
 """
@@ -42,17 +53,18 @@ import pandas as pd
 from accelbook.costs.hierarchical import ALL_GATHER, ALL_REDUCE, REDUCE_SCATTER
 from accelbook.network.collectives import bus_factor
 from accelbook.specs.chips import get_chip
-from accelbook.specs.clusters import cluster_for, clusters
+from accelbook.specs.clusters import cluster_for, clusters, get_cluster
+from accelbook.specs.grouped_gemm import load_grouped_gemm_timings
 from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
 from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction
 from accelbook.specs.models import get_model
 
-from .communication import collective_time
-from .compute import gemm_time
-from .records import PRECISIONS, chip_record
+from .communication import collective_time, expert_all_to_all_pass
+from .compute import gemm_time, grouped_gemm_time, moe_permute_time
+from .records import PRECISIONS, chip_record, model_record
 from .step import estimate
 
-TERMS = ("layer", "recompute", "elementwise", "gemm", "collective")
+TERMS = ("layer", "recompute", "elementwise", "gemm", "collective", "grouped_gemm", "all_to_all", "permute")
 #: the time parts of a step that one layer's forward + backward is made of (``TrainingEstimate.time`` keys)
 LAYER_PARTS = ("t_gemm_s", "t_attention_s", "t_elementwise_s", "t_recompute_s", "t_tp_comm_s")
 #: the keys a row of each term has: (required, optional)
@@ -64,6 +76,11 @@ KEYS = {
     "gemm": ({"term", "case", "chip", "precision", "m", "n", "k", "set"}, {"published_tflop_s", "published_ms"}),
     "collective": ({"term", "case", "chip", "collective", "message_bytes", "ranks"},
                    {"published_busbw_gb_s", "published_ms"}),
+    "grouped_gemm": ({"term", "case", "chip", "precision", "groups", "m_per_group", "n", "k", "gemms",
+                      "published_tflop_s"}, set()),
+    "all_to_all": ({"term", "case", "cluster", "model", "ep", "tokens", "bytes_per_element", "destinations_per_token",
+                    "published_gb_s"}, set()),
+    "permute": ({"term", "case", "chip", "model", "tokens", "published_us"}, set()),
 }
 #: what a gemm row is to the model (``set``); rows of the other terms are ``check``
 GEMM_SETS = ("fit", "input", "held-out")
@@ -71,6 +88,8 @@ GEMM_SETS = ("fit", "input", "held-out")
 COLLECTIVE_KINDS = {"all_gather": ALL_GATHER, "reduce_scatter": REDUCE_SCATTER, "all_reduce": ALL_REDUCE}
 #: a collective row's published figure: exactly one of these keys
 COLLECTIVE_PUBLISHED = ("published_busbw_gb_s", "published_ms")
+#: the keys of a grouped_gemm or all_to_all row that are positive numbers
+POSITIVE = ("groups", "m_per_group", "n", "k", "gemms", "ep", "tokens", "bytes_per_element", "destinations_per_token")
 #: the layout keys that are not :func:`estimate` keywords
 RUN_KEYS = ("n_chips", "seq_len", "global_batch_sequences")
 
@@ -116,10 +135,24 @@ def term_measurements(path=None) -> dict[str, dict]:
             q = parse_quantity(path, rid, "published_us", e["published_us"], "us", sources)
             rows[rid] = dict(e, published_s=q.value, provenance=q.provenance)
             continue
+        for k in POSITIVE:
+            v = e.get(k, 1)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                raise CatalogueError(path, rid, k, f"must be a number > 0, got {v!r}")
         if e["term"] == "gemm":
             q, published_s = _gemm_published(path, rid, e, sources)
         elif e["term"] == "collective":
             q, published_s = collective_published(path, rid, e, sources)
+        elif e["term"] == "grouped_gemm":
+            q = parse_quantity(path, rid, "published_tflop_s", e["published_tflop_s"], "tflop_s", sources)
+            published_s = grouped_flop(e) / q.value
+        elif e["term"] == "permute":
+            q = parse_quantity(path, rid, "published_us", e["published_us"], "us", sources)
+            published_s = q.value
+        elif e["term"] == "all_to_all":
+            q = parse_quantity(path, rid, "published_gb_s", e["published_gb_s"], "gb_s", sources)
+            published_s = (e["tokens"] * e["destinations_per_token"] * get_model(e["model"]).d_model
+                           * e["bytes_per_element"] / q.value)
         elif e["term"] == "elementwise":
             b = e["bytes_moved"]
             if isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 0:
@@ -208,6 +241,40 @@ def collective_model_s(e: dict) -> float:
     return collective_time(COLLECTIVE_KINDS[e["collective"]], float(e["message_bytes"]), float(e["ranks"]), 1.0, rec)
 
 
+def grouped_flop(e) -> float:
+    """FLOPs of a grouped-GEMM row (a dict or a :class:`~accelbook.specs.grouped_gemm.GroupedGemmTiming`):
+    ``gemms·2·groups·m·n·k``."""
+    g = e if isinstance(e, dict) else dataclasses.asdict(e)
+    return g["gemms"] * 2.0 * g["groups"] * g["m_per_group"] * g["n"] * g["k"]
+
+
+def grouped_model_time_s(chip_id: str, precision: str, groups, m, n, k, gemms) -> float:
+    """The training kernel's time (s) for ``gemms`` passes of ``groups`` expert GEMMs ``[m × k]·[k × n]``
+    (:func:`~.compute.grouped_gemm_time` on the chip's record in its default cluster)."""
+    chip = get_chip(chip_id)
+    c, _ = chip_record(chip, cluster_for(chip), precision)
+    return gemms * groups * grouped_gemm_time(float(m), float(n), float(k), c)
+
+
+def all_to_all_model_time_s(e: dict) -> float:
+    """The training kernel's time (s) of one dispatch or combine of an all_to_all row
+    (:func:`~.communication.expert_all_to_all_pass` at the row's bytes per element; no tensor or context
+    parallelism)."""
+    cl = get_cluster(e["cluster"])
+    c, _ = chip_record(cl.chip, cl, "bf16")
+    mv = model_record(get_model(e["model"]), 4096)
+    return expert_all_to_all_pass(mv, c, float(e["tokens"]), 1.0, 1.0, float(e["ep"]), float(e["bytes_per_element"]))
+
+
+def permute_model_time_s(e: dict) -> float:
+    """The training kernel's time (s) of one permute of a permute row: half of
+    :func:`~.compute.moe_permute_time` (permute and unpermute) on one MoE layer (its share ``f`` divided out)."""
+    chip = get_chip(e["chip"])
+    c, _ = chip_record(chip, cluster_for(chip), "bf16")
+    mv = model_record(get_model(e["model"]), 4096)
+    return moe_permute_time(mv, c, float(e["tokens"])) / (2.0 * mv.moe_layer_share)
+
+
 def row_model(e: dict):
     """The model of a layer or recompute row: the catalogue's ``model`` with the fields of ``shape`` replaced."""
     return dataclasses.replace(get_model(e["model"]), **e.get("shape", {}))
@@ -227,6 +294,13 @@ def layer_time_s(est, n_layers: int) -> float:
 
 def model_time_s(e: dict) -> float:
     """The model's time (s) for a row of :func:`term_measurements` (the module docstring says which call)."""
+    if e["term"] == "grouped_gemm":
+        return grouped_model_time_s(e["chip"], e["precision"], e["groups"], e["m_per_group"], e["n"], e["k"],
+                                    e["gemms"])
+    if e["term"] == "all_to_all":
+        return all_to_all_model_time_s(e)
+    if e["term"] == "permute":
+        return permute_model_time_s(e)
     if e["term"] == "collective":
         return collective_model_s(e)
     if e["term"] == "tpu_gemm":
@@ -248,10 +322,12 @@ def model_time_s(e: dict) -> float:
 
 def term_validation_table(path=None) -> pd.DataFrame:
     """Term by term, the model against published timings: one row per measurement of
-    ``data/term_measurements.toml`` with ``term``, ``case``, ``set`` (a gemm row's, else ``check``), ``model_s``,
+    ``data/term_measurements.toml`` with ``term``, ``case``, ``set`` (a gemm row's; ``input`` for the grouped-GEMM fraction's timings; else ``check``), ``model_s``,
     ``published_s``,
     ``error = model_s / published_s - 1`` (positive: the model is slower), ``source`` (title) and
-    ``note`` (what the source says, and where its time is derived from a throughput)."""
+    ``note`` (what the source says, and where its time is derived from a throughput). In the package's table
+    (``path`` None) the grouped-GEMM timings ``ρ_group`` is the median of (``data/grouped_gemm_efficiency.toml``)
+    follow as ``grouped_gemm`` rows whose case says they are its inputs."""
     rows = []
     for rid, e in term_measurements(path).items():
         m = model_time_s(e)
@@ -259,6 +335,12 @@ def term_validation_table(path=None) -> pd.DataFrame:
                      "published_s": e["published_s"],
                      "error": m / e["published_s"] - 1, "source": e["provenance"].source.title,
                      "note": e["provenance"].note})
+    for g in (load_grouped_gemm_timings() if path is None else ()):
+        m = grouped_model_time_s(g.chip_id, g.precision, g.groups, g.m_per_group, g.n, g.k, g.gemms)
+        rows.append({"id": g.id, "term": "grouped_gemm", "case": f"{g.kernel}, {g.groups} x {g.m_per_group} tokens, "
+                     f"N {g.n}, K {g.k}, {g.chip_id} {g.precision} (an input of the grouped-GEMM fraction)",
+                     "set": "input", "model_s": m, "published_s": g.time_s, "error": m / g.time_s - 1,
+                     "source": g.provenance.source.title, "note": g.provenance.note})
     return pd.DataFrame(rows, columns=["id", *COLUMNS])
 
 

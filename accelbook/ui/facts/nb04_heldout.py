@@ -98,6 +98,11 @@ def heldout_moe_within_15() -> str:
     return f"{int((_held_out_targets(moe=True).abs() <= 0.15).sum())}"
 
 
+@fact("nb04.heldout_moe_too_slow_n")
+def heldout_moe_too_slow_n() -> str:
+    return f"{int((_held_out_targets(moe=True) < -0.15).sum())}"
+
+
 @fact("nb04.heldout_context_range")
 def heldout_context_range() -> str:
     return _range(_context_errors("held-out"))

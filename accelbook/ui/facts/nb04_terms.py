@@ -7,6 +7,7 @@ from __future__ import annotations
 from accelbook import training
 from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.efficiency import measured_efficiency
+from accelbook.specs.grouped_gemm import grouped_gemm_fraction
 from accelbook.specs.measured import achievable_hbm_fraction, elementwise_stream_fraction
 from accelbook.ui.facts import fact
 from accelbook.ui.facts import nb04_shared as sh
@@ -148,6 +149,69 @@ def terms_fp8_cast_max() -> str:
 def terms_fp8_cast_rceil() -> str:
     # the one cast slower than the model: torch.compile's RCEIL rounding, which the MXFP8 recipe does not use
     return sh.signed(_error("ao-mxfp8-dim0-mxfp8-rceil"))
+def _range_of(prefix: str):
+    t = table()
+    e = t.loc[t["id"].str.startswith(prefix), "error"]
+    return f"{sh.signed(e.min())} % to {sh.signed(e.max())}"
+
+
+@fact("nb04.grouped_h800_fp8_pct")
+def grouped_h800_fp8_pct() -> str:
+    return sh.pct(grouped_gemm_fraction("h800", "fp8").fraction)
+
+
+@fact("nb04.grouped_b200_fp8_pct")
+def grouped_b200_fp8_pct() -> str:
+    return sh.pct(grouped_gemm_fraction("b200", "fp8").fraction)
+
+
+@fact("nb04.grouped_b200_bf16_pct")
+def grouped_b200_bf16_pct() -> str:
+    return sh.pct(grouped_gemm_fraction("b200", "bf16").fraction)
+
+
+@fact("nb04.terms_grouped_inputs_range")
+def terms_grouped_inputs_range() -> str:
+    t = table()
+    e = t.loc[t["case"].str.contains("an input of the grouped-GEMM fraction"), "error"]
+    return f"{sh.signed(e.min())} % to {sh.signed(e.max())}"
+
+
+@fact("nb04.terms_masked_range")
+def terms_masked_range() -> str:
+    return _range_of("deepgemm-h800-masked")
+
+
+@fact("nb04.terms_cutlass_range")
+def terms_cutlass_range() -> str:
+    return _range_of("cutlass36-h800-contiguous")
+
+
+@fact("nb04.terms_a2a_intranode_range")
+def terms_a2a_intranode_range() -> str:
+    return _range_of("deepep-h800-intranode")
+
+
+@fact("nb04.terms_a2a_ep16_range")
+def terms_a2a_ep16_range() -> str:
+    return _range_of("deepep-h800-internode-ep16")
+
+
+@fact("nb04.terms_a2a_multinode_range")
+def terms_a2a_multinode_range() -> str:
+    t = table()
+    e = t.loc[t["id"].str.contains("deepep-h800-internode-ep(?:32|64)", regex=True), "error"]
+    return f"{sh.signed(e.min())} % to {sh.signed(e.max())}"
+
+
+@fact("nb04.terms_a2a_median")
+def terms_a2a_median() -> str:
+    return sh.pct(_errors("all_to_all").abs().median())
+
+
+@fact("nb04.terms_grouped_median")
+def terms_grouped_median() -> str:
+    return sh.pct(_errors("grouped_gemm").abs().median())
 
 
 @fact("nb04.terms_recompute_median")
@@ -204,3 +268,16 @@ def terms_coll_2_nodes() -> str:
 @fact("nb04.terms_coll_256")
 def terms_coll_256() -> str:
     return sh.signed(_error("nccl-allgather-2g-256xh100"))
+@fact("nb04.terms_permute_tileops")
+def terms_permute_tileops() -> str:
+    return sh.signed(_error("tileops-h200-permute-4096x8-h7168"))
+
+
+@fact("nb04.terms_permute_vllm")
+def terms_permute_vllm() -> str:
+    return sh.signed(_error("vllm-h200-permute-4096x8-h7168"))
+
+
+@fact("nb04.terms_fp8_cast_median")
+def terms_fp8_cast_median() -> str:
+    return sh.pct(_errors("fp8_cast").abs().median())
