@@ -213,3 +213,21 @@ def test_weights_streamed_onto_a_wafer_arrive_at_the_stream_rate_not_a_region_ra
     e = I.estimate("llama-3.1-405b", "cerebras-cs3", 4, 1, 1024, 256, "bf16", tp=1, pp=4,
                    weight_streaming_bytes_per_s=5e12)
     assert e.breakdown["decode_weights_read_s"] == pytest.approx(_llama31_405b_read_bytes() / 4 / 5e12)
+
+
+@pytest.mark.parametrize("old, new, key", [
+    ('\nuse = "bound"', '\nuse = "maybe"', "use"),
+    ('\nplacement = "region"', '\nplacement = "wafer"', "placement"),
+    ('weights_tier = "hbm"', 'weights_tier = "flash"', "weights_tier"),
+    ('decode_bw_share = { value = 0.75,', 'decode_bw_share = { value = 1.75,', "decode_bw_share"),
+    ('n_chips = 16', 'n_chips = 0', "n_chips"),
+])
+def test_malformed_dataflow_file_names_the_key(tmp_path, old, new, key):
+    from accelbook.specs.loader import DATA_DIR, CatalogueError
+    text = (DATA_DIR / "dataflow.toml").read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "dataflow.toml"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(CatalogueError) as err:
+        dataflow._load(path)
+    assert err.value.key == key and "dataflow.toml" in str(err.value)
