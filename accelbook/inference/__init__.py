@@ -54,8 +54,10 @@ Where each part lives (one job a module):
 - ``parallel``: what a decode step reads (:func:`weights_read_bytes`), and the layouts of a mixture-of-experts
   model: tensor-parallel attention, or ``attention="dp"``, data-parallel attention with expert parallelism
   (two all-to-alls per MoE layer, ``costs.hierarchical.collective_time_s``, as in training);
-- ``dataflow``: SRAM-only chips: Groq LPU v1's published chip-to-chip terms, and :func:`plausibility`, the
-  flag an estimate carries when its per-user speed is out of the model's reach (``data/dataflow.toml``);
+- ``dataflow``: SRAM-only and tiered chips at batch 1: Groq LPU v1's published chip-to-chip terms, a wafer's
+  layers mapped onto regions of cores (read one region at a time), SN40L's weights served from HBM at the vendor's
+  decode share, and :func:`plausibility`, the flag an estimate carries when its per-user speed is out of the
+  model's reach, naming the figure no publication gives (``data/dataflow.toml``);
 - ``sweep``: the valid :func:`layouts`, every layout and batch that fits, :func:`min_chips` (weights,
   and with a context the KV cache), :func:`max_throughput`, :func:`pareto`, :func:`frontier`;
 - ``validation``: :func:`published_results`, :func:`validation_table` (``data/inference_runs.toml``) and

@@ -14,7 +14,7 @@ from accelbook.specs.chips import Chip, get_chip
 from accelbook.specs.models import Model, get_model
 from accelbook.specs.system_power import default_pue
 
-from .dataflow import link_terms, plausibility
+from .dataflow import link_terms, mapping, plausibility
 from .parallel import check_attention_layout
 from .power import PowerDraw, decode_power
 from .rates import IDLE_POWER_SHARE, MEMORY_BOUND_POWER, WEIGHT_PRECISIONS
@@ -73,6 +73,16 @@ def _layout(model: Model, n_chips, batch_size, input_len, output_len, precision,
     return InferenceLayout(n, B, s_in, s_out, tp, pp, n // (tp * pp), precision, kv_precision, attention)
 
 
+def _layer_mapping(chip: Chip, dec: Decode) -> tuple[str, ...]:
+    """The sentence of a layer-mapped chip's placement (``data/dataflow.toml``), its SRAM roofline labelled."""
+    mp = mapping(chip)
+    if mp is None:
+        return ()
+    roof = (f"; the SRAM roofline, every core reading at once (other terms unchanged), is an UPPER BOUND: "
+            f"{1 / dec.tpot_roofline:,.0f} tokens/s per user" if mp.placement == "region" else "")
+    return (f"layer-mapped ({mp.placement}): {mp.note} [{mp.source.title}]{roof}; not modelled: {mp.missing}",)
+
+
 def _assumptions(chip: Chip, precision: str, r: Rates, dec: Decode, pf: Prefill,
                  streaming_bw: float | None, pw: PowerDraw) -> tuple[str, ...]:
     widened = (() if r.peak_used == precision else
@@ -90,6 +100,7 @@ def _assumptions(chip: Chip, precision: str, r: Rates, dec: Decode, pf: Prefill,
         r.why_launch,
         ("weights streamed in at " + f"{streaming_bw / 1e9:,.0f} GB/s per chip (what-if)" if streaming_bw is not None
          else "weights resident in the chip's memory"),
+        *_layer_mapping(chip, dec),
         (link_terms(chip).sentence() if link_terms(chip) is not None else
          f"chip-to-chip hop {r.hop * 1e6:.1f} µs, link {r.link / 1e9:.0f} GB/s per direction"
          + ("" if chip.link_latency_s and chip.link_bw_bytes_per_s else " (ESTIMATE: not in the catalogue)")),
@@ -146,8 +157,9 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
     data-parallel attention with expert parallelism over the ``tp`` chips (:mod:`accelbook.inference.parallel`).
     ``pue``: the site's power usage effectiveness (wall power / IT power), default ``data/tco.toml``'s 1.2;
     power and tokens per kW are at the wall, for the whole system per chip (:mod:`accelbook.specs.system_power`).
-    ``flag``: on an SRAM-only chip, why the per-user speed is out of the model's reach
-    (:func:`accelbook.inference.dataflow.plausibility`), else empty."""
+    ``flag``: on an SRAM-only or tiered chip, why the per-user speed is out of the model's reach
+    (:func:`accelbook.inference.dataflow.plausibility`; at batch 1 also against speeds published on
+    ``n_chips`` chips), else empty."""
     model, chip, lay, r, tokens_per_seq, pue = checked_inputs(
         model, chip, n_chips, batch_size, input_len, output_len, precision, tp, pp, kv_precision, mem_efficiency,
         hop_latency_s, price_usd_per_hour, weight_streaming_bytes_per_s, tokens_per_seq, cuda_graphs, attention, pue)
@@ -190,7 +202,7 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
                        decode_gemm_shape_efficiency=dec.eta_shape, prefill_gemm_shape_efficiency=pf.eta_shape,
                        allreduce_latency_s=r.ar_lat, decode_launch_s=dec.t_launch, launch_per_layer_s=r.t_launch,
                        decode_elementwise_s=dec.t_elem, elementwise_per_token_s=dec.elem_tok,
-                       prefill_elementwise_s=pf.pf_elem),
+                       prefill_elementwise_s=pf.pf_elem, decode_roofline_tpot_s=dec.tpot_roofline),
         assumptions=_assumptions(chip, precision, r, dec, pf, streaming, pw),
-        flag=plausibility(chip, model, 1 / dec.tpot),
+        flag=plausibility(chip, model, 1 / dec.tpot, n_chips=n if B == 1 else None),
     ), fractions=ESTIMATE_FRACTIONS)

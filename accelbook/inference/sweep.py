@@ -181,6 +181,9 @@ def _grid(args: tuple, every: list, batches, kv_precision: str, kw: dict) -> dic
         _estimate_at(args, B[i], (tp[i], pp[i]), kw)
     k = len(B)
     flag = plausibility(chip, model, out["tokens_per_s_per_user"])
+    one_user = np.flatnonzero(B == 1)          # a batch-1 point is checked against speeds published on n chips too
+    if len(one_user):
+        flag[one_user] = plausibility(chip, model, out["tokens_per_s_per_user"][one_user], n_chips=int(n))
     return {"chip": np.full(k, chip.name, dtype=object), "tp": tp, "pp": pp, "replicas": lay.replicas, "batch": B,
             **{c: v if v is not None else np.full(k, None, dtype=object) for c, v in out.items()},
             "decode_bound": pw.bound, "attention": np.full(k, "tp", dtype=object), "flag": flag}

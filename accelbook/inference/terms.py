@@ -35,7 +35,7 @@ from accelbook.specs.measured import achievable_hbm_fraction, allreduce_latency,
 from accelbook.specs.models import Model, bytes_per_element
 
 from .arrays import ceil_whole, each, maximum, minimum, whole_part
-from .dataflow import link_terms
+from .dataflow import layers_per_region, link_terms, tier_terms
 from .parallel import (
     ceil_share,
     decode_attention_flops_per_context_token,
@@ -119,6 +119,7 @@ class Decode(NamedTuple):
     t_launch: float
     t_elem: float = 0.0       # the elementwise kernels between the GEMMs (HBM-bound)
     elem_tok: float = 0.0     # ... per token
+    tpot_roofline: float = 0.0  # TPOT with every core reading at once (differs on a region-mapped wafer)
 
 
 class Prefill(NamedTuple):
@@ -141,6 +142,9 @@ def _memory_share(chip: Chip, mem_efficiency: float | None) -> tuple[float, str]
     note says so), else (SRAM chips, no measurement) ``MEM_EFFICIENCY``, an ESTIMATE."""
     if mem_efficiency is not None:
         return mem_efficiency, f"memory reads at {mem_efficiency:.0%} of the memory bandwidth (set by the caller)"
+    tt = tier_terms(chip)
+    if tt is not None:       # a tiered chip's vendor share at decode (data/dataflow.toml), not a STREAM figure
+        return tt.decode_bw_share, "memory reads: " + tt.sentence()
     if chip.hbm_bw_bytes_per_s is not None and chip.memory_bw_bytes_per_s == chip.hbm_bw_bytes_per_s:
         m = achievable_hbm_fraction(chip)
         src = f"{m.provenance.source.title}" if m.provenance is not None else "no measurement"
@@ -211,6 +215,9 @@ def _rates_of(chip: Chip, precision: str, hop_latency_s: float | None, mem_effic
         link = lt.link_bytes_per_s
     eta_mem, why_mem = _memory_share(chip, mem_efficiency)
     ar_lat, why_ar, t_launch, why_launch = _collective_rates(chip, cuda_graphs)
+    if tier_terms(chip) is not None and mem_efficiency is None:      # the share includes the synchronisation
+        ar_lat, why_ar = 0.0, ("all-reduce latency: none charged apart from the decode bandwidth share, which "
+                               "the vendor gives with the chips' synchronisation included; its bytes at the link rate")
     if hop_latency_s is not None:        # a hop latency set by the caller is a what-if of the hop formula
         ar_lat, why_ar = None, "all-reduce latency: 2(tp-1) hops per all-reduce at the hop latency set by the caller"
     return Rates(usable_bytes(chip), mem_bw, peak, used, eta, why_eta, eta_att, peak_att, hop, link,
@@ -266,12 +273,18 @@ def decode_terms(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: Me
         w_read -= expert_bytes * (1 - touched)
     # the matmuls (weights) and attention (KV cache) are different kernels: each is bound by its own
     # roofline, and their times add (a roofline per operation, as in notebook 01)
-    gemm_mem = w_read / (tp * pp) / m.w_bw
+    # a wafer that maps each layer onto its own region of cores reads one region at a time at batch 1: k = L/pp
+    # layers per wafer, so 1/k of its SRAM bandwidth (dataflow.layers_per_region; 1 on every other chip)
+    # (weights streamed in from off the wafer arrive at the stream's rate, whatever region they feed)
+    k_reg = layers_per_region(chip, model, pp)
+    streamed = type(m.resident) is float and m.resident == 0.0
+    gemm_mem = w_read / (tp * pp) / m.w_bw * (1.0 if streamed else k_reg)
     # GEMMs of bq rows: tile/wave losses on GPUs; on TPUs the fold model charges every fold its weight
     # preload, which at a decode step's few rows it cannot hide, and no measurement checks that: not applied
     eta_shape = pass_shape_efficiency(model, chip, ceil_whole(bq), tp) if chip.kind == "gpu" else 1.0
     gemm_cmp = bq * 2 * n_act / (tp * pp) / (r.eta * r.peak * eta_shape)
-    attn_mem = b * c * m.kv_tok_chip * (model.kv_share(c) / model.kv_share(m.ctx_full)) / (r.eta_mem * r.mem_bw)
+    attn_mem = (b * c * m.kv_tok_chip * (model.kv_share(c) / model.kv_share(m.ctx_full)) / (r.eta_mem * r.mem_bw)
+                * k_reg)
     attn_cmp = (bq * c * decode_attention_flops_per_context_token(model) * model.attention_share(c) / (tp * pp)
                 / (r.eta_att * r.peak_att))
     ar_fixed, ar_tok = allreduce_terms(model, lay, r) if ar is None else ar
@@ -280,8 +293,11 @@ def decode_terms(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: Me
     elem_tok = each(lambda t: elementwise_bytes_per_token(model, t, lay.precision), tp) / pp / (r.eta_mem * r.mem_bw)
     t_stage = maximum(gemm_mem, gemm_cmp) + maximum(attn_mem, attn_cmp) + t_comm + t_launch + bq * elem_tok
     tpot = pp * t_stage + (pp - 1) * (r.hop + bq * d * 2 / r.link)
+    # the SRAM roofline, every core reading at once: the UPPER BOUND a region-mapped wafer's speed stays under
+    roof = tpot - pp * (maximum(gemm_mem, gemm_cmp) - maximum(gemm_mem / (1.0 if streamed else k_reg), gemm_cmp)
+                        + maximum(attn_mem, attn_cmp) - maximum(attn_mem / k_reg, attn_cmp))
     return Decode(gemm_mem, gemm_cmp, attn_mem, attn_cmp, t_comm, t_stage, tpot, eta_shape, t_launch,
-                   bq * elem_tok, elem_tok)
+                   bq * elem_tok, elem_tok, roof)
 
 
 def _decode_dp(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: Memory, b: float, q: int, c: float) -> Decode:
@@ -301,7 +317,7 @@ def _decode_dp(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: Memo
     t_stage = max(gemm_mem, gemm_cmp) + max(attn_mem, attn_cmp) + t_comm + t_launch + t_elem
     tpot = pp * t_stage + (pp - 1) * (r.hop + b * q * model.d_model * 2 / r.link)
     return Decode(gemm_mem, gemm_cmp, attn_mem, attn_cmp, t_comm, t_stage, tpot, eta_shape, t_launch,
-                   t_elem, elem_tok)
+                   t_elem, elem_tok, tpot)
 
 
 def prefill_terms(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: Memory, ar: tuple | None = None) -> Prefill:

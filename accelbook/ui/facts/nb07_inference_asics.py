@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from accelbook import inference as inf
-from accelbook.inference.dataflow import PLAUSIBLE_FACTOR, link_terms, published_speeds
+from accelbook.inference.dataflow import PLAUSIBLE_FACTOR, layers_per_region, link_terms, published_speeds, tier_terms
 from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.models import bytes_per_element, get_model
@@ -183,6 +183,42 @@ def cerebras_predicted_tok_s() -> str:
 @fact("nb07.cerebras_reported_tok_s")
 def cerebras_reported_tok_s() -> str:
     return f"{_validation()['cerebras-405b-user'].reported:,.0f}"
+
+
+@catalogue_cache(maxsize=None)
+def _cerebras_405b():
+    """The validation row's layout (21 wafers, one pipeline stage each) at batch 1."""
+    return inf.estimate("llama-3.1-405b", "cerebras-cs3", 21, 1, 128, 128, "bf16", tp=1, pp=21)
+
+
+@fact("nb07.cerebras_layers_per_wafer")
+def cerebras_layers_per_wafer() -> str:
+    return f"{layers_per_region(get_chip('cerebras-cs3'), get_model('llama-3.1-405b'), 21):.0f}"
+
+
+@fact("nb07.cerebras_roofline_tok_s")
+def cerebras_roofline_tok_s() -> str:
+    return f"{1 / _cerebras_405b().breakdown['decode_roofline_tpot_s']:,.0f}"
+
+
+@fact("nb07.sn40l_share_pct")
+def sn40l_share_pct() -> str:
+    return f"{tier_terms('sn40l').decode_bw_share * 100:.0f}"
+
+
+@fact("nb07.sn40l_predicted_tok_s")
+def sn40l_predicted_tok_s() -> str:
+    return f"{_validation()['sn40l-405b-user'].predicted:,.0f}"
+
+
+@fact("nb07.sn40l_reported_tok_s")
+def sn40l_reported_tok_s() -> str:
+    return f"{_validation()['sn40l-405b-user'].reported:,.0f}"
+
+
+@fact("nb07.sn40l_8b_error_pct")
+def sn40l_8b_error_pct() -> str:
+    return f"{_validation()['sn40l-8b-user'].error * 100:+.0f}"
 
 
 @fact("nb07.plausible_factor")
