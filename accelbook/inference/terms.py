@@ -31,7 +31,12 @@ from accelbook.costs.experts import touched_expert_share
 from accelbook.network.collectives import ring_time_s
 from accelbook.specs.chips import Chip
 from accelbook.specs.efficiency import measured_efficiency
-from accelbook.specs.measured import achievable_hbm_fraction, allreduce_latency, launch_overhead_per_layer
+from accelbook.specs.measured import (
+    AllReduceLatency,
+    achievable_hbm_fraction,
+    allreduce_latency,
+    launch_overhead_per_layer,
+)
 from accelbook.specs.models import Model, bytes_per_element
 
 from .arrays import ceil_whole, each, maximum, minimum, whole_part
@@ -91,6 +96,7 @@ class Rates(NamedTuple):
     why_mem: str
     t_launch: float           # host and launch time per layer (s), 0 with CUDA graphs
     why_launch: str
+    ar_curve: AllReduceLatency | None = None   # a measured all-reduce curve, charged at each message's size
 
 
 class Memory(NamedTuple):
@@ -157,6 +163,16 @@ def _memory_share(chip: Chip, mem_efficiency: float | None) -> tuple[float, str]
 def _collective_rates(chip: Chip, cuda_graphs: bool) -> tuple[float | None, str, float, str]:
     """The measured all-reduce floor (s, or None) and the host/launch time per layer (s), with their sentences."""
     ar = allreduce_latency(chip)
+    if ar is not None and ar.curve_bytes:
+        cp = ar.curve_provenance
+        why_ar = (f"all-reduce: on {ar.n_gpus} chips each of a tensor-parallel layer's two all-reduces takes the "
+                  f"measured time at its message size (the published busbw table, {ar.curve_bytes[0]:,.0f} B to "
+                  f"{ar.curve_bytes[-1]:,.0f} B, read as S·2(n-1)/n / busbw: {ar.latency_s * 1e6:.0f} µs at "
+                  f"{ar.message_bytes:,} B, {ar.line_at(4 * 2**20)[0] * 1e6 + ar.line_at(4 * 2**20)[1] * 4 * 2**20 * 1e6:.0f}"
+                  f" µs at 4 MiB; {cp.source.title}); on fewer chips the {ar.latency_s * 1e6:.0f} µs floor plus its "
+                  "bytes at the link rate")
+        t_launch, why_launch = _launch_rates(cuda_graphs)
+        return ar.latency_s, why_ar, t_launch, why_launch
     why_ar = ("all-reduce latency: each of a tensor-parallel layer's two all-reduces pays "
               f"{ar.latency_s * 1e6:.0f} µs, the measured nccl-tests small-message time on {ar.n_gpus} GPUs "
               f"({ar.message_bytes:,} B at {ar.message_bytes * 2 * (ar.n_gpus - 1) / ar.n_gpus / ar.latency_s / 1e9:.2f}"
@@ -164,13 +180,19 @@ def _collective_rates(chip: Chip, cuda_graphs: bool) -> tuple[float | None, str,
               + (f", borrowed from {ar.borrowed_from}" if ar.borrowed_from else "") + ", plus its bytes at the link rate"
               if ar is not None else
               "all-reduce latency: 2(tp-1) hops per all-reduce (no small-message measurement on this chip)")
+    t_launch, why_launch = _launch_rates(cuda_graphs)
+    return (ar.latency_s if ar is not None else None), why_ar, t_launch, why_launch
+
+
+def _launch_rates(cuda_graphs: bool) -> tuple[float, str]:
+    """The host and launch time per layer (s) and its sentence."""
     t_launch, lm = launch_overhead_per_layer(cuda_graphs)
     why_launch = ("CUDA graphs on (TensorRT-LLM's and vLLM's default): no host or launch time added; no published "
                   "figure isolates what a replayed graph still loses between kernels" if cuda_graphs else
                   f"CUDA graphs off: {t_launch * 1e3:.2f} ms of host and launch time per layer, measured "
                   f"({lm.eager_s * 1e3:.0f} ms eager against {lm.graph_s * 1e3:.0f} ms graphed per token over "
                   f"{lm.n_layers} layers; {lm.provenance.source.title})")
-    return (ar.latency_s if ar is not None else None), why_ar, t_launch, why_launch
+    return t_launch, why_launch
 
 
 _RATES_SEEN: dict = {}     # (id(chip), arguments) -> (chip, Rates): a sweep asks the same for every layout
@@ -220,8 +242,10 @@ def _rates_of(chip: Chip, precision: str, hop_latency_s: float | None, mem_effic
                                "the vendor gives with the chips' synchronisation included; its bytes at the link rate")
     if hop_latency_s is not None:        # a hop latency set by the caller is a what-if of the hop formula
         ar_lat, why_ar = None, "all-reduce latency: 2(tp-1) hops per all-reduce at the hop latency set by the caller"
+    curve = allreduce_latency(chip) if ar_lat is not None and ar_lat > 0 else None
     return Rates(usable_bytes(chip), mem_bw, peak, used, eta, why_eta, eta_att, peak_att, hop, link,
-                  ar_lat, why_ar, eta_mem, why_mem, t_launch, why_launch)
+                  ar_lat, why_ar, eta_mem, why_mem, t_launch, why_launch,
+                  curve if curve is not None and curve.curve_bytes else None)
 
 
 def memory_terms(model: Model, lay: InferenceLayout, r: Rates, streaming_bw: float | None) -> Memory:
@@ -241,15 +265,31 @@ def memory_terms(model: Model, lay: InferenceLayout, r: Rates, streaming_bw: flo
     return Memory(bpe, kvb, w_chip, resident, kv_tok_chip, ctx_full, mem_chip, max_batch, w_bw)
 
 
-def allreduce_terms(model: Model, lay: InferenceLayout, r: Rates) -> tuple[float, float]:
+def allreduce_terms(model: Model, lay: InferenceLayout, r: Rates, tokens=None) -> tuple[float, float]:
     """A stage's two ring all-reduces a layer of ``d_model`` bf16 activations per token, split into
     their latency (s, whatever the tokens: ``(L/pp)·2·t_ar`` with ``t_ar`` the measured small-message
-    all-reduce time, or ``2(tp-1)·hop`` where none was measured) and their bytes (s per token)."""
+    all-reduce time, or ``2(tp-1)·hop`` where none was measured) and their bytes (s per token).
+
+    On a chip with a measured all-reduce curve (``r.ar_curve``, a group of its ``n_gpus``), each all-reduce
+    of ``S = tokens·d_model·2`` bytes takes the measured time there: the line ``a + k·S`` of the curve's
+    segment that holds ``S`` (:meth:`~accelbook.specs.measured.AllReduceLatency.line_at`) is returned as the
+    latency ``(L/pp)·2·a`` and the bytes ``(L/pp)·2·k·d_model·2`` a token. ``tokens``: the tokens of one
+    all-reduce, default a decode microbatch ``max(B/pp, 1)``. MI300X, Llama 70B (d = 8,192, 80 layers) at
+    256 sequences on 8: S = 4 MiB, 160 × 88.9 µs = 14.2 ms a step (the 49 µs floor plus the bytes at the 448 GB/s link rate: 160 × 66 µs)."""
     per_stage = (model.n_layers / lay.pp) * 2
-    fixed = each(lambda tp: ring_time_s(2, 0.0, tp, r.hop, r.link) if r.ar_lat is None or tp <= 1 else r.ar_lat,
-                 lay.tp)
-    return (per_stage * fixed,
-            per_stage * each(lambda tp: ring_time_s(2, model.d_model * 2, tp, 0.0, r.link), lay.tp))
+    d2 = model.d_model * 2
+    cv = r.ar_curve
+    if tokens is None:
+        tokens = maximum(lay.B / lay.pp, 1.0)
+
+    def on_curve(tp) -> bool:
+        return cv is not None and tp == cv.n_gpus
+
+    fixed = each(lambda tp, t: cv.line_at(t * d2)[0] if on_curve(tp) else
+                 ring_time_s(2, 0.0, tp, r.hop, r.link) if r.ar_lat is None or tp <= 1 else r.ar_lat, lay.tp, tokens)
+    tok = each(lambda tp, t: cv.line_at(t * d2)[1] * d2 if on_curve(tp) else
+               ring_time_s(2, d2, tp, 0.0, r.link), lay.tp, tokens)
+    return per_stage * fixed, per_stage * tok
 
 
 def decode_terms(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: Memory, q: int = 1,
@@ -335,7 +375,8 @@ def prefill_terms(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: M
     pf_tok = per_tok + attn_tok
     pf_cmp = s_in * pf_tok
     pf_mem = (m.w_chip if dp else weights_read_bytes(model, m.bpe, s_in) / (tp * pp)) / m.w_bw
-    ar_fixed, ar_tok = allreduce_terms(model, lay, r) if ar is None else ar
+    # a measured curve is read at the prompt's own message size, not at the decode batch's
+    ar_fixed, ar_tok = allreduce_terms(model, lay, r, s_in) if ar is None or r.ar_curve is not None else ar
     pf_comm = ((model.n_moe_layers / pp) * expert_all_to_all_s(model, s_in, tp, r.hop, r.link) if dp
                else ar_fixed + s_in * ar_tok)
     pf_elem = s_in * each(lambda t: elementwise_bytes_per_token(model, t, lay.precision), 1 if dp else tp) / pp \

@@ -9,8 +9,10 @@ against. A chip without its own measurement borrows a sibling's, or a documented
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
+import itertools
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,16 @@ from typing import Any, Mapping
 
 from .catalogue import catalogue_cache, drops_measurement
 from .chips import Chip, base_id, get_chip
-from .loader import DATA_DIR, CatalogueError, Provenance, check_keys, load_sources, parse_quantity, read_table_file
+from .loader import (
+    DATA_DIR,
+    CatalogueError,
+    Provenance,
+    check_keys,
+    load_sources,
+    lookup_source,
+    parse_quantity,
+    read_table_file,
+)
 
 # -- achievable HBM bandwidth -------------------------------------------------------------------------------
 
@@ -248,6 +259,23 @@ class AllReduceLatency:
     message_bytes: int
     provenance: Provenance
     borrowed_from: str | None = None
+    curve_bytes: tuple[float, ...] = ()      # a measured busbw table's sizes (bytes), increasing; () if none
+    curve_s: tuple[float, ...] = ()          # ... and the all-reduce time at each (s)
+    curve_provenance: Provenance | None = None
+
+    def line_at(self, message_bytes: float) -> tuple[float, float]:
+        """The measured all-reduce time near ``message_bytes`` on ``n_gpus`` as a line ``t = a + k·S``:
+        the segment of the measured curve (``curve_bytes``, ``curve_s``) that holds ``S``, (``t_0``, 0) below
+        its first size, its last segment extended past its last. ``(a, k)`` in (s, s/byte). MI300X, 4 MiB on
+        8 GPUs: the 4 MiB and 8 MiB points (88.9 and 111.6 µs) give k = 22.7 µs / 4 MiB = 5.40 ps/B, a = 88.9 - 22.7 = 66.3 µs."""
+        if not self.curve_bytes:
+            raise ValueError(f"{self.chip_id}: no measured all-reduce curve in allreduce_latency.toml")
+        xs, ts = self.curve_bytes, self.curve_s
+        if message_bytes < xs[0]:
+            return ts[0], 0.0
+        i = min(bisect.bisect_right(xs, message_bytes), len(xs) - 1)
+        k = (ts[i] - ts[i - 1]) / (xs[i] - xs[i - 1])
+        return ts[i - 1] - k * xs[i - 1], k
 
 
 # a chip without a measurement borrows a sibling's (same NVLink generation), as for HBM
@@ -261,7 +289,7 @@ def load_allreduce_latency(path: Path | str | None = None) -> Mapping[str, AllRe
     sources = load_sources()
     out = {}
     for cid, e in read_table_file(path).items():
-        check_keys(path, cid, e, required={"n_gpus", "message_bytes", "busbw_gb_s"}, optional=set())
+        check_keys(path, cid, e, required={"n_gpus", "message_bytes", "busbw_gb_s"}, optional={"busbw_curve"})
         try:
             chip = get_chip(cid)
         except KeyError:
@@ -271,8 +299,33 @@ def load_allreduce_latency(path: Path | str | None = None) -> Mapping[str, AllRe
             if not isinstance(v, int) or isinstance(v, bool) or v < (2 if key == "n_gpus" else 1):
                 raise CatalogueError(path, cid, key, "must be a whole number (n_gpus at least 2)")
         q = parse_quantity(path, cid, "busbw_gb_s", e["busbw_gb_s"], "gb_s", sources)
-        out[chip.id] = AllReduceLatency(chip.id, S * 2 * (n - 1) / n / q.value, n, S, q.provenance)
+        xs, ts, cp = _busbw_curve(path, cid, e.get("busbw_curve"), n, sources)
+        out[chip.id] = AllReduceLatency(chip.id, S * 2 * (n - 1) / n / q.value, n, S, q.provenance, None, xs, ts, cp)
     return MappingProxyType(out)
+
+
+def _busbw_curve(path, cid, raw, n: int, sources) -> tuple[tuple, tuple, Provenance | None]:
+    """``busbw_curve = { sizes_bytes = [...], gb_s = [...], src, date, note }``: (sizes, times in s, provenance);
+    each time ``S·2(n-1)/n / busbw``, nccl-tests' (and rccl-tests') definition of bus bandwidth, inverted, then
+    made non-decreasing in the size."""
+    if raw is None:
+        return (), (), None
+    key = "busbw_curve"
+    if not isinstance(raw, dict):
+        raise CatalogueError(path, cid, key, "must be a table { sizes_bytes, gb_s, src, date, note }")
+    check_keys(path, f"{cid}.{key}", raw, required={"sizes_bytes", "gb_s", "src", "date"}, optional={"note"})
+    xs, bw = raw["sizes_bytes"], raw["gb_s"]
+    ok = (isinstance(xs, list) and isinstance(bw, list) and len(xs) == len(bw) >= 2
+          and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in xs + bw)
+          and all(a < b for a, b in zip(xs, xs[1:])))
+    if not ok:
+        raise CatalogueError(path, cid, key, "sizes_bytes and gb_s: lists of one length (at least 2) of "
+                             "positive numbers, sizes increasing")
+    src = lookup_source(path, cid, key, raw["src"], sources)
+    # a larger message never takes less time: each time is the largest measured at its size or below (the
+    # latency floor's noise, 51.2 µs at 2 KB then 47.8 at 4 KB on MI300X, would give a negative bytes term)
+    ts = tuple(itertools.accumulate((S * 2 * (n - 1) / n / (b * 1e9) for S, b in zip(xs, bw)), max))
+    return tuple(float(S) for S in xs), ts, Provenance(src, str(raw["date"]), str(raw.get("note", "")))
 
 
 def allreduce_latency(chip: Chip | str) -> AllReduceLatency | None:

@@ -62,7 +62,7 @@ def _inf_throughput_rows():
 
 @fact("course.inf_tput_median_pct")
 def inf_tput_median_pct() -> str:
-    """The inference model's median throughput error against TensorRT-LLM's tables, in %."""
+    """The inference model's median throughput error against TensorRT-LLM's and vLLM's (MI300X) tables, in %."""
     return pct(inf_bands()["tokens_per_s_per_chip"].median)
 
 
