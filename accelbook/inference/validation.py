@@ -20,6 +20,9 @@ from .estimate import estimate
 _RUN_KEYS = {"name", "model", "chip", "n_chips", "batch", "input_len", "output_len", "precision", "metric", "reported",
              "role"}
 METRICS = ("tokens_per_s_per_chip", "ttft_ms", "tokens_per_s_per_user")
+#: ``set`` of a run: "check" (default: the rows the model's mechanisms were chosen and checked on) or
+#: "held-out" (added after, or beside, a mechanism's choice and only looked at to check it)
+SETS = ("check", "held-out")
 
 
 def published_results(path=None) -> dict:
@@ -28,9 +31,11 @@ def published_results(path=None) -> dict:
     sources = load_sources()
     out = {}
     for rid, e in read_table_file(path).items():
-        check_keys(path, rid, e, required=_RUN_KEYS, optional={"tp", "pp", "unmodelled"})
+        check_keys(path, rid, e, required=_RUN_KEYS, optional={"tp", "pp", "unmodelled", "attention", "kv_precision", "set"})
         if e["metric"] not in METRICS or e["role"] not in ("target", "context"):
             raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, role 'target' or 'context'")
+        if e.get("set", "check") not in SETS:
+            raise CatalogueError(path, rid, "set", f"one of {SETS}, got {e['set']!r}")
         q = parse_quantity(path, rid, "reported", e["reported"], "count", sources)
         out[rid] = dict(e, reported_value=q.value, reported_provenance=q.provenance)
     return out
@@ -42,14 +47,17 @@ def validation_table(path=None) -> pd.DataFrame:
     for rid, e in published_results(path).items():
         try:
             est = estimate(e["model"], e["chip"], e["n_chips"], e["batch"], e["input_len"], e["output_len"],
-                           e["precision"], tp=e.get("tp"), pp=e.get("pp", 1))
+                           e["precision"], tp=e.get("tp"), pp=e.get("pp", 1), kv_precision=e.get("kv_precision"),
+                           attention=e.get("attention", "tp"))
         except ValueError as err:
-            rows.append({"id": rid, "result": e["name"], "role": e["role"], "note": f"not evaluated: {err}"})
+            rows.append({"id": rid, "result": e["name"], "role": e["role"], "set": e.get("set", "check"),
+                         "note": f"not evaluated: {err}"})
             continue
         pred = {"tokens_per_s_per_chip": est.tokens_per_s_per_chip, "ttft_ms": est.ttft_s * 1e3,
                 "tokens_per_s_per_user": est.tokens_per_s_per_user}[e["metric"]]
         rep = e["reported_value"]
-        rows.append({"id": rid, "result": e["name"], "role": e["role"], "metric": e["metric"], "reported": rep,
+        rows.append({"id": rid, "result": e["name"], "role": e["role"], "set": e.get("set", "check"),
+                     "metric": e["metric"], "reported": rep,
                      "predicted": pred, "error": pred / rep - 1, "decode_bound": est.decode_bound, "fits": est.fits,
                      "source": e["reported_provenance"].source.title, "flag": est.flag,
                      "note": "; ".join(x for x in (est.flag,
