@@ -31,6 +31,9 @@ def test_ranks_per_token_of_deepseek_v3_on_eight_ranks():
     assert parallel.ranks_per_token(get_model(DSV3), 1) == 1.0
     # 256 ranks of one expert each: a token reaches exactly its 8 experts' ranks
     assert parallel.ranks_per_token(get_model(DSV3), 256) == pytest.approx(8.0)
+    assert parallel.ranks_per_token(get_model(DSV3), 512) == 8.0          # more ranks than experts
+    # Mixtral 8x7B (8 experts, top 2) on 2 ranks of 4: missed by both experts with (4/8)·(3/7) = 3/14
+    assert parallel.ranks_per_token(get_model("mixtral-8x7b"), 2) == pytest.approx(2 * (1 - 3 / 14), rel=1e-12)
 
 
 def test_dispatch_bytes_fp8_with_scales_or_bf16():

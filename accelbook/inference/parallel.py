@@ -97,10 +97,13 @@ def dp_weights_per_chip(model: Model, bpe: float, ep: int, pp: int) -> float:
 def ranks_per_token(model: Model, ep: int) -> float:
     """``ρ``: expected ranks a token's ``k`` distinct experts land on, ``E/ep`` experts a rank, its own rank
     counted: ``ep·(1 - C(E - E/ep, k)/C(E, k))``. DeepSeek-V3 at ep 8 (E 256, k 8): C(224, 8)/C(256, 8) =
-    0.3378, so 8·0.6622 = 5.30 ranks, of which 7/8 (4.64) are others; 1 for ep 1 or a dense model."""
+    0.3378, so 8·0.6622 = 5.30 ranks, of which 7/8 (4.64) are others; 1 for ep 1 or a dense model; ``k``
+    when there are at least as many ranks as experts (one expert a rank at most)."""
     if model.moe is None or ep <= 1:
         return 1.0
     E, k = model.moe.n_experts, model.moe.top_k
+    if ep >= E:
+        return float(k)
     return ep * (1.0 - math.comb(E - E // ep, k) / math.comb(E, k))
 
 
