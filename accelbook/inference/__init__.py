@@ -53,7 +53,8 @@ Where each part lives (one job a module):
   power; a tensor-parallel degree must divide the attention heads);
 - ``parallel``: what a decode step reads (:func:`weights_read_bytes`), and the layouts of a mixture-of-experts
   model: tensor-parallel attention, or ``attention="dp"``, data-parallel attention with expert parallelism
-  (two all-to-alls per MoE layer, ``costs.hierarchical.collective_time_s``, as in training);
+  (two all-to-alls per MoE layer at their real size, ``costs.hierarchical.collective_time_s``, as in training;
+  the busiest rank at the measured expert imbalance; the prompts prefilled one rank at a time);
 - ``dataflow``: SRAM-only and tiered chips at batch 1: Groq LPU v1's published chip-to-chip terms, a wafer's
   layers mapped onto regions of cores (read one region at a time), SN40L's weights served from HBM at the vendor's
   decode share, and :func:`plausibility`, the flag an estimate carries when its per-user speed is out of the

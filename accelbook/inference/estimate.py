@@ -84,7 +84,7 @@ def _layer_mapping(chip: Chip, dec: Decode) -> tuple[str, ...]:
 
 
 def _assumptions(chip: Chip, precision: str, r: Rates, dec: Decode, pf: Prefill,
-                 streaming_bw: float | None, pw: PowerDraw) -> tuple[str, ...]:
+                 streaming_bw: float | None, pw: PowerDraw, lay: InferenceLayout) -> tuple[str, ...]:
     widened = (() if r.peak_used == precision else
                (f"{chip.name} publishes no {precision} peak: the math runs at its {r.peak_used} peak "
                 f"({r.peak / 1e12:,.0f} TFLOP/s), the {precision} weights widened",))
@@ -107,7 +107,18 @@ def _assumptions(chip: Chip, precision: str, r: Rates, dec: Decode, pf: Prefill,
         f"power at the wall: {pw.basis}; it draws {IDLE_POWER_SHARE:.0%} of that idle, all of it when "
         f"compute-bound, {MEMORY_BOUND_POWER:.0%} of the dynamic range when memory-bound (ESTIMATE)",
         "throughput: static batching (prefill the batch, then decode it); TTFT at an idle server",
-    )
+    ) + _dp_sentence(chip, lay)
+
+
+def _dp_sentence(chip: Chip, lay: InferenceLayout) -> tuple[str, ...]:
+    """What DP attention + EP charges (:mod:`accelbook.inference.parallel`), for a ``"dp"`` layout only."""
+    if lay.attention != "dp":
+        return ()
+    return (f"DP attention + EP over {lay.tp} ranks: dense and attention weights on every rank, the KV cache of "
+            f"⌈B/{lay.tp}⌉ sequences a rank; dispatch and combine of each MoE layer at their real size (a token "
+            "once to each rank holding one of its experts), the busiest rank at the measured expert imbalance, "
+            f"the link after {chip.scale_up_fabric or 'no'} fabric efficiency; the B prompts prefill one rank at a "
+            "time (round-robin in-flight batching: a rank's prefill holds every rank)",)
 
 
 def checked_inputs(model, chip, n_chips, batch_size, input_len, output_len, precision="bf16", tp=None, pp=1,
@@ -203,6 +214,6 @@ def estimate(model: Model | str, chip: Chip | str, n_chips: int, batch_size: int
                        allreduce_latency_s=r.ar_lat, decode_launch_s=dec.t_launch, launch_per_layer_s=r.t_launch,
                        decode_elementwise_s=dec.t_elem, elementwise_per_token_s=dec.elem_tok,
                        prefill_elementwise_s=pf.pf_elem, decode_roofline_tpot_s=dec.tpot_roofline),
-        assumptions=_assumptions(chip, precision, r, dec, pf, streaming, pw),
+        assumptions=_assumptions(chip, precision, r, dec, pf, streaming, pw, lay),
         flag=plausibility(chip, model, 1 / dec.tpot, n_chips=n if B == 1 else None),
     ), fractions=ESTIMATE_FRACTIONS)

@@ -6,15 +6,31 @@ Two layouts of a replica's ``tp`` chips (``estimate(..., attention=...)``):
   ends with two all-reduces. K/V heads are shared out, but MLA (DeepSeek-V3) caches one latent per
   token that every rank needs: the whole KV cache is copied on every chip (DeepSeek-V3 on 8 × H200 fp8 at
   4,096 + 1,024 tokens: at most 239 sequences).
-- ``"dp"``: data-parallel attention with expert parallelism, as SGLang and DeepSeek serve DeepSeek-V3.
-  The ``tp`` chips are ``ep = tp`` ranks. Each runs attention, the dense layers, the shared experts,
-  the embedding and the LM head on its own ``B/ep`` sequences with its own copy of those weights
-  (``W_rep``), and holds ``E/ep`` of every MoE layer's routed experts (``W_exp/ep``). A sequence's KV
-  cache lives on its rank only. Per MoE layer the routed tokens go to their experts and come back:
-  two all-to-alls (dispatch, combine) of ``T·top_k·d`` bf16 activations over the ``ep`` ranks, timed
-  as the training model times its own, :func:`accelbook.costs.hierarchical.collective_time_s` (``ALL_TO_ALL``:
-  ``S·(ep-1)/ep / B_link + (ep-1)·α``) inside one scale-up domain at the chip's link rate and hop
-  latency. No all-reduce. Memory per chip: ``(W_rep + W_exp/ep)·bytes/pp`` and ``⌈B/ep⌉·ctx·KV/pp``.
+- ``"dp"``: data-parallel attention with expert parallelism, as SGLang, TensorRT-LLM and DeepSeek serve
+  DeepSeek-V3. The ``tp`` chips are ``ep = tp`` ranks. Each runs attention, the dense layers, the shared
+  experts, the embedding and the LM head on its own ``B/ep`` sequences with its own copy of those weights
+  (``W_rep``: what attention-DP costs, every rank holds and reads them, so less room for KV), and holds
+  ``E/ep`` of every MoE layer's routed experts (``W_exp/ep``). A sequence's KV cache lives on its rank only.
+  Memory per chip: ``(W_rep + W_exp/ep)·bytes/pp`` and ``⌈B/ep⌉·ctx·KV/pp``. No all-reduce.
+
+  Per MoE layer a rank's ``T`` tokens go to their experts and come back: two all-to-alls (dispatch, combine)
+  at their real size. A token is sent once to each rank that holds one of its ``k`` experts (DeepEP's
+  layout), so it reaches ``ρ = ep·(1 - C(E - E/ep, k)/C(E, k))`` ranks, its own among them
+  (:func:`ranks_per_token`; DeepSeek-V3 at ep 8: 5.30), in fp8 (``d`` bytes plus one fp32 scale per
+  128, DeepEP's FP8 dispatch) when the weights are 8-bit or less, else bf16; it comes back in bf16. The
+  busiest rank receives ``λ`` times the mean, ``λ`` the measured max/mean expert load of a router balanced
+  without an auxiliary loss (``data/moe_balance.toml``, 1.04, Wang et al. 2024), which also scales its
+  routed-expert matmuls. Each all-to-all is :func:`accelbook.costs.hierarchical.collective_time_s`
+  (``ALL_TO_ALL``: ``S·(ep-1)/ep / B_link + (ep-1)·α``, ``S = λ·T·ρ·bytes``) inside one scale-up domain at
+  the link rate after the fabric's efficiency (``data/fabrics.toml``: NVLink 4, 0.82; DeepEP's intranode
+  dispatch and combine on H800, 153 and 158 GB/s of 200, 0.77 and 0.79, are the check) and hop latency.
+
+  With in-flight batching the ranks meet at every MoE layer, so an iteration lasts as long as its slowest
+  rank: a rank that prefills a prompt holds every other rank for it. A scheduler that sends requests to
+  ranks round-robin (TensorRT-LLM's default; its blog 10, "ADP Balance Strategy", 2025: "contexts are
+  processed sequentially across ranks", each such iteration taking ``time(ctx)``) prefills the replica's
+  ``B`` prompts one rank at a time: :func:`accelbook.inference.terms.throughput` charges ``B`` prefills a
+  replica, not ``⌈B/ep⌉``.
 """
 
 from __future__ import annotations
@@ -26,6 +42,7 @@ from accelbook.checks import instance, real, reals
 from accelbook.chip.roofline import layer_ops
 from accelbook.costs.experts import touched_expert_share
 from accelbook.costs.hierarchical import ALL_TO_ALL, collective_time_s
+from accelbook.specs.measured import expert_load_imbalance
 from accelbook.specs.models import Model, get_model
 
 ATTENTION_LAYOUTS = ("tp", "dp")
@@ -77,18 +94,44 @@ def dp_weights_per_chip(model: Model, bpe: float, ep: int, pp: int) -> float:
     return ((model.params - w_exp) + w_exp / ep) * bpe / pp
 
 
-def expert_all_to_all_s(model: Model, tokens: float, ep: int, hop_s: float, link_bytes_per_s: float) -> float:
-    """Dispatch + combine of one MoE layer on one rank, seconds: two all-to-alls in which a rank sends
-    its ``tokens`` tokens' bf16 activations to their ``top_k`` experts (``S = tokens·top_k·d·2`` bytes),
-    over ``ep`` ranks in one domain of ``ep`` switched chips
-    (:func:`accelbook.costs.hierarchical.collective_time_s`, ``ALL_TO_ALL`` at stride 1, the link's rate and
-    hop latency in the domain and, unused, on the network).
-    0 for ep 1 or a dense model. DeepSeek-V3, 1 token, 8 × H200 (450 GB/s, 1 µs): 2·(114,688·7/8/450e9 + 7·1e-6) = 14.4 µs."""
+def ranks_per_token(model: Model, ep: int) -> float:
+    """``ρ``: expected ranks a token's ``k`` distinct experts land on, ``E/ep`` experts a rank, its own rank
+    counted: ``ep·(1 - C(E - E/ep, k)/C(E, k))``. DeepSeek-V3 at ep 8 (E 256, k 8): C(224, 8)/C(256, 8) =
+    0.3378, so 8·0.6622 = 5.30 ranks, of which 7/8 (4.64) are others; 1 for ep 1 or a dense model; ``k``
+    when there are at least as many ranks as experts (one expert a rank at most)."""
+    if model.moe is None or ep <= 1:
+        return 1.0
+    E, k = model.moe.n_experts, model.moe.top_k
+    if ep >= E:
+        return float(k)
+    return ep * (1.0 - math.comb(E - E // ep, k) / math.comb(E, k))
+
+
+def dispatch_bytes_per_token(model: Model, precision: str) -> float:
+    """Bytes of one token's dispatched activation: fp8 with one fp32 scale per 128 values (DeepEP's FP8
+    dispatch) when the weights are 8-bit or less, else bf16. DeepSeek-V3 fp8: 7,168·(1 + 4/128) = 7,392."""
+    d = model.d_model
+    return d * (1.0 + 4.0 / 128.0) if precision in ("fp8", "fp4", "int8") else 2.0 * d
+
+
+def expert_all_to_all_s(model: Model, tokens: float, ep: int, hop_s: float, link_bytes_per_s: float,
+                        precision: str = "bf16") -> float:
+    """Dispatch + combine of one MoE layer on the busiest rank, seconds (module docstring): two all-to-alls
+    of ``S = λ·T·ρ·bytes`` (:func:`ranks_per_token`; ``λ`` the measured expert load imbalance; dispatch bytes
+    :func:`dispatch_bytes_per_token`, combine bf16) over ``ep`` ranks in one domain of ``ep`` switched chips
+    (:func:`accelbook.costs.hierarchical.collective_time_s`, ``ALL_TO_ALL`` at stride 1, ``link_bytes_per_s``
+    the link after the fabric's efficiency). 0 for ep 1 or a dense model.
+    DeepSeek-V3 fp8, 128 tokens, 8 × H200 (450·0.82 = 369 GB/s, 1 µs): S = 1.04·128·5.30·7,392 = 5.22 MB and
+    1.04·128·5.30·14,336 = 10.12 MB; (5.22 + 10.12)e6·7/8/369e9 + 2·7·1 µs = 36.4 + 14 = 50.4 µs."""
     if model.moe is None or ep <= 1 or tokens <= 0:
         return 0.0
-    S = tokens * model.moe.top_k * model.d_model * 2.0
-    return 2.0 * collective_time_s(ALL_TO_ALL, S, float(ep), 1.0, float(ep), float(link_bytes_per_s), 0.0,
-                                   float(hop_s), float(link_bytes_per_s), float(hop_s))
+    lam = expert_load_imbalance("aux_loss_free")[0]
+    per_token = lam * ranks_per_token(model, ep)
+    t = 0.0
+    for b in (dispatch_bytes_per_token(model, precision), 2.0 * model.d_model):
+        t += collective_time_s(ALL_TO_ALL, tokens * per_token * b, float(ep), 1.0, float(ep),
+                               float(link_bytes_per_s), 0.0, float(hop_s), float(link_bytes_per_s), float(hop_s))
+    return t
 
 
 def dp_decode_terms(model: Model, b: float, q: int, ep: int, pp: int, c: float, bpe: float,
@@ -96,12 +139,13 @@ def dp_decode_terms(model: Model, b: float, q: int, ep: int, pp: int, c: float, 
     """Per-rank work of one DP-attention decode step of a stage: ``b`` sequences per stage over the ``ep``
     ranks, each processing ``q`` tokens at mean context ``c``. Returns the rank's weight bytes read
     (replicated weights for its ``b_r = max(b/ep, 1)`` sequences, plus its share of the experts the
-    ``b·q`` tokens touch), its matmul FLOPs, KV bytes and attention FLOPs, and its tokens."""
+    ``b·q`` tokens touch), its matmul FLOPs (the routed ones ``λ`` times the mean, module docstring), KV bytes and attention FLOPs, and its tokens."""
     br = max(b / ep, 1.0)
     w_exp, a_exp = routed_expert_params(model), routed_active_params(model)
     touched = touched_expert_share(model.moe.top_k, model.moe.n_experts, b * q)
     w_read = (weights_read_bytes(model, bpe, br * q) - w_exp * bpe) + w_exp * bpe * touched / ep
-    flops = br * q * 2 * (model.matmul_params_active - a_exp) + b * q * 2 * a_exp / ep
+    lam = expert_load_imbalance("aux_loss_free")[0]       # the busiest rank's share of the routed tokens
+    flops = br * q * 2 * (model.matmul_params_active - a_exp) + lam * b * q * 2 * a_exp / ep
     return dict(w_read=w_read / pp, gemm_flops=flops / pp, kv_bytes=br * c * kv_tok_chip,
                 attn_flops=br * q * c * decode_attention_flops_per_context_token(model) * model.attention_share(c) / pp,
                 rank_tokens=br * q)

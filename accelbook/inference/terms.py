@@ -31,6 +31,7 @@ from accelbook.costs.experts import touched_expert_share
 from accelbook.network.collectives import ring_time_s
 from accelbook.specs.chips import Chip
 from accelbook.specs.efficiency import measured_efficiency
+from accelbook.specs.fabrics import get_fabric
 from accelbook.specs.measured import (
     AllReduceLatency,
     achievable_hbm_fraction,
@@ -340,6 +341,12 @@ def decode_terms(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: Me
                    bq * elem_tok, elem_tok, roof)
 
 
+def expert_link_bytes_per_s(chip: Chip, r: Rates) -> float:
+    """The link rate an expert all-to-all runs at: the chip's link per direction after its scale-up fabric's
+    efficiency (``data/fabrics.toml``; NVLink 4: 450·0.82 = 369 GB/s on an H200), the bare link without one."""
+    return r.link * (get_fabric(chip.scale_up_fabric)["efficiency"] if chip.scale_up_fabric else 1.0)
+
+
 def _decode_dp(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: Memory, b: float, q: int, c: float) -> Decode:
     """One decode step with DP attention + EP (:mod:`accelbook.inference.parallel`): the busiest rank's
     reads and matmuls, its attention over its own sequences' cache, two all-to-alls per MoE layer."""
@@ -350,7 +357,8 @@ def _decode_dp(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: Memo
     gemm_cmp = w["gemm_flops"] / (r.eta * r.peak * eta_shape)
     attn_mem = w["kv_bytes"] / (r.eta_mem * r.mem_bw)
     attn_cmp = w["attn_flops"] / (r.eta_att * r.peak_att)
-    t_comm = (model.n_moe_layers / pp) * expert_all_to_all_s(model, w["rank_tokens"], ep, r.hop, r.link)
+    t_comm = (model.n_moe_layers / pp) * expert_all_to_all_s(model, w["rank_tokens"], ep, r.hop,
+                                                             expert_link_bytes_per_s(chip, r), lay.precision)
     t_launch = (model.n_layers / pp) * r.t_launch
     elem_tok = elementwise_bytes_per_token(model, 1, lay.precision) / pp / (r.eta_mem * r.mem_bw)
     t_elem = w["rank_tokens"] * elem_tok                 # the busiest rank's tokens, heads not split
@@ -377,7 +385,8 @@ def prefill_terms(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: M
     pf_mem = (m.w_chip if dp else weights_read_bytes(model, m.bpe, s_in) / (tp * pp)) / m.w_bw
     # a measured curve is read at the prompt's own message size, not at the decode batch's
     ar_fixed, ar_tok = allreduce_terms(model, lay, r, s_in) if ar is None or r.ar_curve is not None else ar
-    pf_comm = ((model.n_moe_layers / pp) * expert_all_to_all_s(model, s_in, tp, r.hop, r.link) if dp
+    pf_comm = ((model.n_moe_layers / pp) * expert_all_to_all_s(model, s_in, tp, r.hop, expert_link_bytes_per_s(chip, r),
+                                                                lay.precision) if dp
                else ar_fixed + s_in * ar_tok)
     pf_elem = s_in * each(lambda t: elementwise_bytes_per_token(model, t, lay.precision), 1 if dp else tp) / pp \
         / (r.eta_mem * r.mem_bw)
@@ -387,12 +396,11 @@ def prefill_terms(model: Model, chip: Chip, lay: InferenceLayout, r: Rates, m: M
 
 
 def throughput(lay: InferenceLayout, dec: Decode, pf: Prefill) -> float:
-    """Output tokens/s of all replicas, static batching: prefill the batch, then decode it."""
+    """Output tokens/s of all replicas, static batching: prefill the batch, then decode it. With DP attention
+    the ``B`` prompts prefill one rank at a time (a rank's prefill holds every rank at the MoE layers;
+    round-robin scheduling, :mod:`accelbook.inference.parallel`), so ``B`` prefills a replica as with TP."""
     B, pp, s_out = lay.B, lay.pp, lay.s_out
-    Bp = ceil_share(B, lay.tp) if lay.attention == "dp" else B    # DP attention: each rank prefills its own prompts
     # B prompts stream through the pp stages: (B + pp - 1) stage-slots, weights read once per batch
-    pf_batch = (Bp + pp - 1) * (maximum(pf.pf_cmp, pf.pf_mem / Bp) + pf.pf_elem) + Bp * pf.pf_comm
+    pf_batch = (B + pp - 1) * (maximum(pf.pf_cmp, pf.pf_mem / B) + pf.pf_elem) + B * pf.pf_comm
     replica_tps = B * s_out / (pf_batch + s_out * dec.tpot)
     return lay.replicas * replica_tps
-
-

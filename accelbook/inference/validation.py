@@ -20,7 +20,8 @@ from .estimate import estimate
 _RUN_KEYS = {"name", "model", "chip", "n_chips", "batch", "input_len", "output_len", "precision", "metric", "reported",
              "role"}
 METRICS = ("tokens_per_s_per_chip", "ttft_ms", "tokens_per_s_per_user")
-#: "check": a row read to choose a mechanism (the default); "held-out": evaluated only after they were fixed
+#: ``set`` of a run: "check" (default: the rows the model's mechanisms were chosen and checked on) or
+#: "held-out" (added after, or beside, a mechanism's choice and only looked at to check it)
 SETS = ("check", "held-out")
 
 
@@ -30,11 +31,11 @@ def published_results(path=None) -> dict:
     sources = load_sources()
     out = {}
     for rid, e in read_table_file(path).items():
-        check_keys(path, rid, e, required=_RUN_KEYS, optional={"tp", "pp", "unmodelled", "set"})
+        check_keys(path, rid, e, required=_RUN_KEYS, optional={"tp", "pp", "unmodelled", "attention", "kv_precision", "set"})
         if e["metric"] not in METRICS or e["role"] not in ("target", "context"):
             raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, role 'target' or 'context'")
         if e.get("set", "check") not in SETS:
-            raise CatalogueError(path, rid, "set", f"one of {SETS}")
+            raise CatalogueError(path, rid, "set", f"one of {SETS}, got {e['set']!r}")
         q = parse_quantity(path, rid, "reported", e["reported"], "count", sources)
         out[rid] = dict(e, reported_value=q.value, reported_provenance=q.provenance)
     return out
@@ -46,7 +47,8 @@ def validation_table(path=None) -> pd.DataFrame:
     for rid, e in published_results(path).items():
         try:
             est = estimate(e["model"], e["chip"], e["n_chips"], e["batch"], e["input_len"], e["output_len"],
-                           e["precision"], tp=e.get("tp"), pp=e.get("pp", 1))
+                           e["precision"], tp=e.get("tp"), pp=e.get("pp", 1), kv_precision=e.get("kv_precision"),
+                           attention=e.get("attention", "tp"))
         except ValueError as err:
             rows.append({"id": rid, "result": e["name"], "role": e["role"], "set": e.get("set", "check"),
                          "note": f"not evaluated: {err}"})

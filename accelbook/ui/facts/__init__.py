@@ -34,7 +34,7 @@ FACTS: dict[str, Callable[[], str]] = {}
 #: the fact modules, imported (and so registered) by :func:`load`
 MODULES = (
     "nb00_start_here", "nb01_gpu_vs_tpu", "nb02_inside_the_chip", "nb03_interconnects", "nb03_scaling",
-    "nb04_distributed_training", "nb04_gemm", "nb04_heldout", "nb04_scaling", "nb04_terms", "nb05_moe_all_to_all", "nb06_inference_prefill_decode",
+    "nb04_distributed_training", "nb04_gemm", "nb04_heldout", "nb04_scaling", "nb04_terms", "nb05_moe_all_to_all", "nb06_inference_prefill_decode", "nb06_rows",
     "nb07_inference_asics", "nb08_token_economics_and_hybrid", "nb09_design_your_chip",
     "nb10_number_formats", "nb11_design_spaces_at_scale", "nb12_capstone", "course",
 )

@@ -206,32 +206,6 @@ def ar_mi300x_4mib_us() -> str:
     return f"{(a + k * 4 * 2**20) * 1e6:.0f}"
 
 
-def _thr(prefix: str = ""):
-    """Section 4's throughput target rows (those whose id starts with ``prefix``)."""
-    v = _validation()
-    return v[(v["role"] == "target") & (v["metric"] == "tokens_per_s_per_chip") & v["id"].str.startswith(prefix)]
-
-
-@fact("nb06.trt_within_20")
-def trt_within_20() -> str:
-    return f"{int((_thr('trt-')['error'].abs() <= 0.20).sum())} of {len(_thr('trt-'))}"
-
-
-@fact("nb06.amd_within_20")
-def amd_within_20() -> str:
-    return f"{int((_thr('vllm-mi300x')['error'].abs() <= 0.20).sum())} of {len(_thr('vllm-mi300x'))}"
-
-
-@fact("nb06.amd_median_pct")
-def amd_median_pct() -> str:
-    return f"{_thr('vllm-mi300x')['error'].median() * 100:+.0f}"
-
-
-@fact("nb06.amd_8b_pct")
-def amd_8b_pct() -> str:
-    return f"{_validation().set_index('id').loc['vllm-mi300x-8b-tp1-128-2048', 'error'] * 100:+.0f}"
-
-
 @fact("nb06.launch_per_layer_ms")
 def launch_per_layer_ms() -> str:
     return f"{launch_overhead_per_layer(False)[0] * 1e3:.2f}"
@@ -497,3 +471,4 @@ def kv_gb_32k_mha_bf16() -> str:
 def one_h200_spare_gb() -> str:
     e = _one_h200()
     return f"{(e.memory_capacity_bytes - e.breakdown['weights_per_chip_bytes']) / 1e9:.0f}"
+
