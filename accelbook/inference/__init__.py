@@ -64,6 +64,7 @@ Where each part lives (one job a module):
 - ``validation``: :func:`published_results`, :func:`validation_table` (``data/inference_runs.toml``) and
   :func:`error_band` (the model's error per metric, printed next to every number notebook 06 shows);
 - ``variants``: speculative decoding, heterogeneous GPU + LPU decode, disaggregated prefill and decode;
+- ``speculative``: draft heads (EAGLE-2, EAGLE-3, MTP) at their measured acceptance lengths (``data/speculative.toml``);
 - the serving simulator: ``serving`` (its specification, the Numba event loop, :func:`simulate`,
   ``load_sweep``), ``workload`` (:class:`ServingWorkload` and its generator), ``step``
   (:class:`StepCost` and :func:`step_cost` from this model), ``serving_result`` (:class:`ServingResult`).
@@ -89,6 +90,7 @@ from .rates import (
     peak_precision,
 )
 from .result import usable_bytes
+from .speculative import acceptance, chain_tau, draft_head, speculative_decode
 from .step import StepCost, step_cost
 from .sweep import frontier, layouts, max_throughput, min_chips, pareto, sweep
 from .validation import METRICS, ErrorBand, error_band, published_results, validation_table
@@ -103,6 +105,7 @@ __all__ = [
     "sweep", "layouts", "max_throughput", "pareto", "frontier",
     "METRICS", "published_results", "validation_table", "ErrorBand", "error_band",
     "expected_accepted", "speculative", "heterogeneous_decode", "disaggregation",
+    "acceptance", "chain_tau", "draft_head", "speculative_decode",
     "StepCost", "step_cost",
     "PLAUSIBLE_FACTOR", "plausibility", "published_speeds", "link_terms",
 ]

@@ -16,6 +16,7 @@ from accelbook.checks import one_of
 from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, parse_quantity, read_table_file
 
 from .estimate import estimate
+from .speculative import speculative_decode
 
 _RUN_KEYS = {"name", "model", "chip", "n_chips", "batch", "input_len", "output_len", "precision", "metric", "reported",
              "role"}
@@ -31,11 +32,18 @@ def published_results(path=None) -> dict:
     sources = load_sources()
     out = {}
     for rid, e in read_table_file(path).items():
-        check_keys(path, rid, e, required=_RUN_KEYS, optional={"tp", "pp", "unmodelled", "attention", "kv_precision", "set"})
+        check_keys(path, rid, e, required=_RUN_KEYS,
+                   optional={"tp", "pp", "unmodelled", "attention", "kv_precision", "draft", "set"})
         if e["metric"] not in METRICS or e["role"] not in ("target", "context"):
             raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, role 'target' or 'context'")
         if e.get("set", "check") not in SETS:
             raise CatalogueError(path, rid, "set", f"one of {SETS}, got {e['set']!r}")
+        if "draft" in e:
+            d = e["draft"]
+            if not isinstance(d, dict) or e["metric"] != "tokens_per_s_per_user":
+                raise CatalogueError(path, rid, "draft", "a table { acceptance = id, steps, precision } on a "
+                                     "tokens_per_s_per_user row")
+            check_keys(path, rid + ".draft", d, required={"acceptance"}, optional={"steps", "precision"})
         q = parse_quantity(path, rid, "reported", e["reported"], "count", sources)
         out[rid] = dict(e, reported_value=q.value, reported_provenance=q.provenance)
     return out
@@ -50,13 +58,19 @@ def validation_table(path=None) -> pd.DataFrame:
                            e["precision"], tp=e.get("tp"), pp=e.get("pp", 1), kv_precision=e.get("kv_precision"),
                            attention=e.get("attention", "tp"))
         except ValueError as err:
-            rows.append({"id": rid, "result": e["name"], "role": e["role"], "set": e.get("set", "check"),
+            rows.append({"id": rid, "result": e["name"], "role": e["role"], "set": e.get("set", "check"), "chip": e["chip"],
                          "note": f"not evaluated: {err}"})
             continue
         pred = {"tokens_per_s_per_chip": est.tokens_per_s_per_chip, "ttft_ms": est.ttft_s * 1e3,
                 "tokens_per_s_per_user": est.tokens_per_s_per_user}[e["metric"]]
+        if "draft" in e:          # a draft head's speculative decoding (accelbook.inference.speculative)
+            d = e["draft"]
+            pred = speculative_decode(e["model"], e["chip"], e["n_chips"], e["batch"], e["input_len"],
+                                      e["output_len"], d["acceptance"], e["precision"], tp=e.get("tp"),
+                                      steps=d.get("steps"), draft_precision=d.get("precision"))["tokens_per_s_per_user"]
         rep = e["reported_value"]
-        rows.append({"id": rid, "result": e["name"], "role": e["role"], "set": e.get("set", "check"),
+        rows.append({"id": rid, "result": e["name"], "role": e["role"], "set": e.get("set", "check"), "chip": e["chip"],
+                     "draft": e.get("draft", {}).get("acceptance", ""),
                      "metric": e["metric"], "reported": rep,
                      "predicted": pred, "error": pred / rep - 1, "decode_bound": est.decode_bound, "fits": est.fits,
                      "source": e["reported_provenance"].source.title, "flag": est.flag,
@@ -87,11 +101,15 @@ _TABLE: list = []
 
 
 def error_band(metric: str | None = None, table: pd.DataFrame | None = None,
-               role: str = "target") -> ErrorBand | dict[str, ErrorBand]:
+               role: str = "target", drafted: bool = False) -> ErrorBand | dict[str, ErrorBand]:
     """The model's error against the ``role`` rows of the inference validation table for ``metric``
     (one of :data:`METRICS`), or a dict metric -> band of every metric that has such rows. The table is
-    :func:`validation_table` of ``data/inference_runs.toml``, computed once per session, unless given."""
+    :func:`validation_table` of ``data/inference_runs.toml``, computed once per session, unless given.
+    ``drafted``: the rows served with a draft head (:mod:`accelbook.inference.speculative`) instead of
+    those decoding one token a step (the default: a plain estimate's band)."""
     one_of("role", role, ("target", "context"))
+    if not isinstance(drafted, bool):
+        raise ValueError(f"drafted must be True or False, got {drafted!r}")
     if table is not None and not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a DataFrame (validation_table()) or None, got {type(table).__name__}")
     if table is None:
@@ -101,8 +119,12 @@ def error_band(metric: str | None = None, table: pd.DataFrame | None = None,
     t = table[(table["role"] == role) & table["error"].notna()] if "error" in table else table.iloc[0:0]
     if "flag" in t:
         t = t[t["flag"].fillna("") == ""]      # out of the model's reach: not a prediction
+    if "draft" in t:
+        t = t[(t["draft"].fillna("") != "") == drafted]
+    elif drafted:
+        t = t.iloc[0:0]
     if metric is None:
-        return {mt: error_band(mt, table, role) for mt in METRICS if (t["metric"] == mt).any()}
+        return {mt: error_band(mt, table, role, drafted) for mt in METRICS if (t["metric"] == mt).any()}
     one_of("metric", metric, METRICS)
     err = t.loc[t["metric"] == metric, "error"]
     if err.empty:

@@ -9,6 +9,7 @@ import pandas as pd
 from accelbook import inference
 from accelbook.inference.power import per_kw_at_pue
 from accelbook.specs.catalogue import catalogue_cache
+from accelbook.specs.chips import get_chip
 from accelbook.specs.system_power import default_pue
 from accelbook.ui import charts
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View
@@ -61,11 +62,14 @@ def _best_rows(front: pd.DataFrame, systems, target_tps_user: float) -> list[str
 
 @catalogue_cache(maxsize=1)
 def _trust() -> str:
-    """The model's error bands, in words (computed once: they do not move with the sliders)."""
+    """The model's error bands, in words (computed once: they do not move with the sliders); the single-user
+    band over the rows on SRAM chips (not GPUs)."""
+    t = inference.validation_table()
+    sram = t[t["chip"].map(lambda c: get_chip(c).kind != "gpu")]
     return ("\n\nHow far to trust these numbers: on GPUs the model's tokens/s per chip is off by "
             f"{inference.error_band('tokens_per_s_per_chip').text()} (TensorRT-LLM); on SRAM chips only "
             "single-user speeds are published, and the model is off by "
-            f"{inference.error_band('tokens_per_s_per_user', role='context').text()} there (Groq; a Cerebras "
+            f"{inference.error_band('tokens_per_s_per_user', sram, role='context').text()} there (Groq; a Cerebras "
             "speed past what Cerebras has published is flagged, not predicted).")
 
 

@@ -448,6 +448,43 @@ def spec_worked_tokens() -> str:
     return f"{inf.expected_accepted(0.7, 4):.2f}"
 
 
+@catalogue_cache(maxsize=None)
+def _drafted():
+    """The validation table's rows served with a draft head (accelbook.inference.speculative), by id."""
+    v = inf.validation_table()
+    return v[v["draft"] != ""].set_index("id")
+
+
+_EAGLE3 = "sglang-eagle3-llama31-8b-h100-s5"
+
+
+@fact("nb07.eagle3_tau")
+def eagle3_tau() -> str:
+    """The acceptance length SGLang measured for EAGLE-3 on Llama 3.1 8B (MT-bench, 5 steps)."""
+    return f"{inf.acceptance(_drafted().loc[_EAGLE3, 'draft']).tau:.2f}"
+
+
+@fact("nb07.eagle3_published")
+def eagle3_published() -> str:
+    return f"{_drafted().loc[_EAGLE3, 'reported']:.0f}"
+
+
+@fact("nb07.eagle3_predicted")
+def eagle3_predicted() -> str:
+    return f"{_drafted().loc[_EAGLE3, 'predicted']:.0f}"
+
+
+@fact("nb07.drafted_rows")
+def drafted_rows() -> str:
+    return f"{len(_drafted())}"
+
+
+@fact("nb07.drafted_band")
+def drafted_band() -> str:
+    """The drafted rows' error band, in words."""
+    return inf.error_band("tokens_per_s_per_user", role="context", drafted=True).text()
+
+
 @fact("nb07.int8_bytes")
 def int8_bytes() -> str:
     return f"{bytes_per_element('int8'):.0f}"
