@@ -26,7 +26,7 @@ def _iteration_time(cost, n_dec, ctx, p):
             + float(ctx) * cost.decode_per_ctx_token_s + float(p) * cost.prefill_attn_per_token_s)
 
 
-def _run_instance(requests, cost, chunk, role, its, prefill_first=False):
+def _run_instance(requests, cost, chunk, role, its, prefill_first=False, inflight=False):
     """``requests``: dicts in queue order with keys id, ready, prompt, output, left (prompt tokens to
     prefill), tokens (made so far), last (time of the last token). ``role``: colocated, prefill or
     decode. Mutates the dicts (first, finish, admit) and returns the list of gaps."""
@@ -64,7 +64,20 @@ def _run_instance(requests, cost, chunk, role, its, prefill_first=False):
                 prefilled += req["left"]
                 req["left"] = 0
                 completes.append(req)
-        for req in resident if not (prefill_first and prefilled) else ():
+        if inflight:
+            # every decoder decodes and takes a token of the budget; whole prompts within what is left
+            decodes = [req for req in resident if req["left"] == 0]
+            budget -= len(decodes)
+            for req in resident:
+                if req["left"] == 0:
+                    continue
+                if req["left"] > budget:
+                    break
+                budget -= req["left"]
+                prefilled += req["left"]
+                req["left"] = 0
+                completes.append(req)
+        for req in resident if not (prefill_first and prefilled) and not inflight else ():
             if req["left"] == 0:
                 decodes.append(req)
             elif budget > 0:
@@ -270,7 +283,8 @@ def reference_simulate(arrival_s, prompt_len, output_len, cost, n_instances=1, c
             if kv_policy == "paged":
                 gaps += _run_paged_instance(mine, cost, chunk_tokens, block_tokens, prefix_caching, mine_its)
             else:
-                gaps += _run_instance(mine, cost, chunk_tokens, "colocated", mine_its, schedule == "prefill_first")
+                gaps += _run_instance(mine, cost, chunk_tokens, "colocated", mine_its, schedule == "prefill_first",
+                                      schedule == "inflight")
             its += [(k,) + x for x in mine_its]
     else:
         pc = prefill_cost or cost

@@ -20,10 +20,12 @@ def test_amd_run_pins_its_harness_configuration():
     assert run["set"] == "choose" and run["scheduled_per_s"].value == 73.66
 
 
-@pytest.mark.parametrize("rid,rate", [("dgx-h100-8-server", 75.10), ("h200-8-server", 101.25)])
-def test_nvidia_runs_keep_the_simulator_defaults(rid, rate):
+@pytest.mark.parametrize("rid,rate,tp", [("dgx-h100-8-server", 75.10, 2), ("h200-8-server", 101.25, 1)])
+def test_nvidia_runs_pin_their_configuration(rid, rate, tp):
+    # configs/llama2-70b: max_num_tokens = 4096; Server: tensor_parallelism 2 (H100) and 1 (H200); no host time
     run = mlperf.published_server_runs()["runs"][rid]
-    assert mlperf.run_serving_config(run) == {"schedule": "chunked", "batcher": None, "host_step_s": 0.0}
+    assert mlperf.run_serving_config(run) == {"schedule": "inflight", "batcher": None, "host_step_s": 0.0, "tp": tp,
+                                              "chunk_tokens": 4096}
     assert run["set"] == "check" and run["scheduled_per_s"].value == rate
 
 

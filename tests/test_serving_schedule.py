@@ -1,5 +1,6 @@
 """The serving simulator's vLLM-V0 schedule (``schedule="prefill_first"``: whole prompts, an iteration
-that prefills decodes nothing) and the harness batcher (``batcher=(window_s, max_batch)``): the kernel
+that prefills decodes nothing), TensorRT-LLM's (``"inflight"``: whole prompts in what the decoders leave
+of the budget) and the harness batcher (``batcher=(window_s, max_batch)``): the kernel
 against the plain-Python reference, and small cases worked by hand from the module docstring."""
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ GRID = [
                                                   batcher=(0.1, 3))),
     (dict(n_requests=200, rate_per_s=30.0, prompt=("uniform", 1, 800), output=("uniform", 1, 200)), REAL,
      dict(kv_policy="paged", batcher=(0.2, 16))),
+    (dict(n_requests=300, rate_per_s=60.0, prompt=("uniform", 1, 800), output=("uniform", 1, 200)), REAL,
+     dict(schedule="inflight", chunk_tokens=820)),                          # decoders crowd out prompts
+    (dict(n_requests=150, rate_per_s=20.0, prompt=("uniform", 1, 500), output=("uniform", 1, 500)), TIGHT,
+     dict(schedule="inflight", chunk_tokens=500, n_instances=2, batcher=(0.2, 5))),
 ]
 
 
@@ -65,6 +70,19 @@ def test_prefill_first_by_hand():
     assert c.first_token_s[1] == t1 + (0.002 + max(0.015, 51 * 0.04e-3) + 51 * 1e-6 + 101 * 2e-8 + 50 * 0.05e-3)
 
 
+def test_inflight_by_hand():
+    # A (100, 3 tokens) at 0; B (150, 2) at 1 ms: with A decoding, 149 tokens are left of a 150 budget
+    w = sv.workload(2, 1.0, prompt=("fixed", 100), output=("fixed", 3))
+    w = type(w)(**{**w.__dict__, "arrival_s": np.array([0.0, 0.001]), "prompt_len": np.array([100, 150]),
+                   "output_len": np.array([3, 2])})
+    r = sv.simulate(w, REAL, chunk_tokens=150, schedule="inflight")
+    t1 = prefill_s(100)
+    t3 = t1 + decode_s(1, 101) + decode_s(1, 102)      # A's second and last tokens; B waits
+    t4 = t3 + prefill_s(150)                           # B's prompt alone
+    np.testing.assert_allclose(r.first_token_s, [t1, t4], rtol=1e-12)
+    np.testing.assert_allclose(r.finish_s, [t3, t4 + decode_s(1, 151)], rtol=1e-12)
+
+
 def test_harness_batches_by_hand():
     rel, b = harness_batches(np.array([0.0, 0.1, 0.35, 0.36, 2.0]), 0.3, 2)
     np.testing.assert_array_equal(rel, [0.1, 0.1, 0.36, 0.36, 2.0])      # full at 2, full at 2, window passed
@@ -89,6 +107,8 @@ def test_batcher_round_robin_by_batch_and_ttft_from_arrival():
     (dict(schedule="prefill_first", kv_policy="paged"), "prefill_first"),
     (dict(schedule="prefill_first", disaggregated=True), "prefill_first"),
     (dict(schedule="prefill_first", chunk_tokens=64), "longest prompt"),
+    (dict(schedule="inflight", chunk_tokens=64), "longest prompt"),
+    (dict(schedule="inflight", kv_policy="paged"), "inflight"),
     (dict(schedule="fcfs"), "schedule"),
     (dict(batcher=(0.3,)), "batcher"),
     (dict(batcher=(0.0, 4)), "window_s"),

@@ -39,7 +39,8 @@ drawn``, ``prefix_len = length``); without ``prefix`` nothing more is drawn.
    iteration starts at ``t + dt``; if nothing is resident, at ``max(t + dt, ready of the next
    queued request)``.
 
-**Scheduling** (``schedule``; colocated serving under the reserve policy only for "prefill_first").
+**Scheduling** (``schedule``; colocated serving under the reserve policy only for the two whole-prompt
+schedules).
 "chunked" (the default) is steps 2-3 above: decodes and a chunk of prompts share every iteration.
 "prefill_first" is vLLM's scheduler without chunked prefill (its V0 default): step 2 takes *whole*
 prompts of the residents in prefill, in admission order, while their sum stays within
@@ -47,7 +48,10 @@ prompts of the residents in prefill, in admission order, while their sum stays w
 ValueError before simulating), and an iteration that prefills decodes nothing (``n_dec = 0``,
 ``ctx = 0``); only an iteration with no prompt to take decodes every decoder. A request's first
 token is at the end of its prefill iteration, its second at the end of the next iteration that
-decodes.
+decodes. "inflight" is TensorRT-LLM's in-flight batching without chunked context: every decoder
+decodes every iteration and takes one token of the ``chunk_tokens`` budget (its ``max_num_tokens``),
+and step 2 takes whole prompts in admission order within what is left, ``chunk_tokens - n_dec``
+(the first that does not fit stops it; a prompt longer than ``chunk_tokens`` is a ValueError).
 
 **Harness batching** (``batcher=(window_s, max_batch)``, colocated only): the load generator's
 queries reach the instances in batches, as the harness of AMD's MLPerf submissions releases them.
@@ -170,7 +174,7 @@ __all__ = ["StepCost", "ServingWorkload", "workload", "LENGTH_KINDS", "ServingRe
 #: the KV-cache policies of :func:`simulate` (module docstring)
 KV_POLICIES = ("reserve", "paged")
 #: the schedules of :func:`simulate` (module docstring, **Scheduling**)
-SCHEDULES = ("chunked", "prefill_first")
+SCHEDULES = ("chunked", "prefill_first", "inflight")
 
 #: the most instances one simulation runs (each is a loop of its own; a fleet past this is many simulations)
 MAX_INSTANCES = 4096
@@ -229,23 +233,23 @@ def _paged_args(workload, cost: StepCost, block_tokens, prefix_caching):
 
 
 def _schedule_args(workload, schedule, batcher, paged, disaggregated, chunk):
-    """``(whole_prompts, ready, batch)``: whether ``schedule`` is "prefill_first", each request's ready
+    """``(schedule, ready, batch)``: the schedule checked, each request's ready
     time and harness batch (None without ``batcher``), checked (module docstring, **Scheduling** and
     **Harness batching**)."""
-    whole_prompts = one_of("schedule", schedule, SCHEDULES) == "prefill_first"
-    if whole_prompts and (paged or disaggregated):
-        raise ValueError("schedule='prefill_first' is simulated for colocated serving under kv_policy='reserve' only")
-    if whole_prompts and workload.n and int(workload.prompt_len.max()) > chunk:
-        raise ValueError(f"schedule='prefill_first' takes whole prompts: chunk_tokens = {chunk} is below the longest "
+    schedule = one_of("schedule", schedule, SCHEDULES)
+    if schedule != "chunked" and (paged or disaggregated):
+        raise ValueError(f"schedule={schedule!r} is simulated for colocated serving under kv_policy='reserve' only")
+    if schedule != "chunked" and workload.n and int(workload.prompt_len.max()) > chunk:
+        raise ValueError(f"schedule={schedule!r} takes whole prompts: chunk_tokens = {chunk} is below the longest "
                          f"prompt, {int(workload.prompt_len.max())} tokens")
     if batcher is None:
-        return whole_prompts, workload.arrival_s, None
+        return schedule, workload.arrival_s, None
     if disaggregated:
         raise ValueError("batcher applies to colocated serving only (disaggregated=False)")
     if not isinstance(batcher, (tuple, list)) or len(batcher) != 2:
         raise ValueError(f"batcher must be (window_s, max_batch) or None, got {batcher!r}")
     window = real("batcher window_s", batcher[0], 0.0, 3600.0, lo_open=True)
-    return (whole_prompts, *harness_batches(workload.arrival_s, window, whole("batcher max_batch", batcher[1])))
+    return (schedule, *harness_batches(workload.arrival_s, window, whole("batcher max_batch", batcher[1])))
 
 
 def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, chunk_tokens: int = 512,
@@ -262,7 +266,7 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
     preemption by recomputation; colocated only), with ``prefix_caching`` of the workload's shared
     prefixes (paged only). ``records=False`` keeps neither the iterations nor the gaps, only the per-request
     times (TTFT, mean TBT, goodput: the same numbers), for callers that read nothing else; the result's
-    TBT percentiles and iterations then raise a ValueError. ``schedule``: "chunked" or "prefill_first"
+    TBT percentiles and iterations then raise a ValueError. ``schedule``: one of :data:`SCHEDULES`
     (**Scheduling**); ``batcher``: ``(window_s, max_batch)`` or None (**Harness batching**)."""
     if not isinstance(workload, ServingWorkload):
         raise ValueError(f"workload must be a ServingWorkload (see serving.workload), got {type(workload).__name__}")
@@ -273,7 +277,7 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
     paged = _check_policy(kv_policy, disaggregated, prefix_caching)
     if not isinstance(records, bool):
         raise ValueError(f"records must be True or False, got {records!r}")
-    whole_prompts, ready_in, batch_of = _schedule_args(workload, schedule, batcher, paged, disaggregated, chunk)
+    schedule, ready_in, batch_of = _schedule_args(workload, schedule, batcher, paged, disaggregated, chunk)
     N = workload.n
     arrival, prompt, out = workload.arrival_s, workload.prompt_len, workload.output_len
     pleft, gen, last = prompt.copy(), np.zeros(N, dtype=np.int64), np.zeros(N)
@@ -285,8 +289,8 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
 
     def run(queue, ready, c, mode, inst, role):
         adm = admit if mode != DECODE_ONLY else np.empty(N)     # admit_s: admission to the (prefill) instance
-        runs.append((inst, role, reserve_instance(queue, ready, prompt, out, mode, *_cost_args(c), chunk, pleft, gen,
-                                                  last, first, finish, adm, records, whole_prompts)))
+        runs.append((inst, role, reserve_instance(queue, ready, prompt, out, mode, *_cost_args(c), chunk, pleft, gen, last,
+                                                  first, finish, adm, records, *(schedule == s for s in SCHEDULES[1:]))))
 
     bt = 1
     if not disaggregated:

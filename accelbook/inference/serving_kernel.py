@@ -187,7 +187,7 @@ def harness_batches(arrival, window_s, max_batch):
 
 @njit(cache=True)
 def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, dctx, pattn, max_batch, max_kv, chunk,
-              pleft, gen, last, first_tok, finish, admit, record, prefill_first=False):
+              pleft, gen, last, first_tok, finish, admit, record, prefill_first=False, inflight=False):
     """Run one instance over ``queue`` (request ids, ``ready`` non-decreasing in that order): the
     serving module docstring's steps 1-4 (the reserve policy), iteration after iteration, until the
     queue is served.
@@ -284,6 +284,8 @@ def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, 
             # 2. prefill: chunked (a prefix of the prefill queue completes), or prefill_first's whole prompts
             if prefill_first:
                 p, n_done = whole_prefill(pfq, pf_head, pf_tail, pleft, chunk)
+            elif inflight:                            # the decoders take one token each of the budget
+                p, n_done = whole_prefill(pfq, pf_head, pf_tail, pleft, max(chunk - ndec, 0))
             else:
                 p, n_done = chunk_prefill(pfq, pf_head, pf_tail, pleft, chunk)
             decoding = not prefill_first or p == 0     # prefill_first: an iteration with prompts decodes nothing
