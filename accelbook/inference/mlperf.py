@@ -22,8 +22,13 @@ batches; a result says which it used in ``method``.
 **Validation** (:func:`server_validation_table`): the MLPerf Inference v4.1 Server results for
 Llama 2 70B on 8 × H100, 8 × H200 and 8 × MI300X (``data/mlperf_server_runs.toml``, each number with
 its MLCommons source) against the prediction at the published limits and the dataset's published
-length statistics (the mean prompt length is not published: a stated assumption). Nothing is fitted.
-Errors are ``predicted / reported - 1``.
+length statistics (the mean prompt length is not published: a stated assumption). Each run is served
+as its submission's code configures it where that is published (:func:`run_serving_config`: TP, the
+token budget, the schedule, AMD's harness batcher, vLLM's measured host time a step); the mean
+latencies are also reported at the run's own logged rate (``*_at_rate_*``), not only at the highest
+rate found. Rows are marked ``set``: "choose" (read to choose a mechanism: AMD's, whose 288 ms
+minimum first-token latency pointed to the batcher) or "check". Nothing is fitted. Errors are
+``predicted / reported - 1``.
 """
 
 from __future__ import annotations
