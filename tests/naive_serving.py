@@ -26,7 +26,7 @@ def _iteration_time(cost, n_dec, ctx, p):
             + float(ctx) * cost.decode_per_ctx_token_s + float(p) * cost.prefill_attn_per_token_s)
 
 
-def _run_instance(requests, cost, chunk, role, its):
+def _run_instance(requests, cost, chunk, role, its, prefill_first=False, inflight=False):
     """``requests``: dicts in queue order with keys id, ready, prompt, output, left (prompt tokens to
     prefill), tokens (made so far), last (time of the last token). ``role``: colocated, prefill or
     decode. Mutates the dicts (first, finish, admit) and returns the list of gaps."""
@@ -53,7 +53,31 @@ def _run_instance(requests, cost, chunk, role, its):
         budget = chunk
         prefilled = 0
         completes, decodes = [], []
-        for req in resident:
+        if prefill_first and any(req["left"] > 0 for req in resident):
+            # whole prompts in admission order while they fit the budget; nobody decodes
+            for req in resident:
+                if req["left"] == 0:
+                    continue
+                if req["left"] > budget:
+                    break
+                budget -= req["left"]
+                prefilled += req["left"]
+                req["left"] = 0
+                completes.append(req)
+        if inflight:
+            # every decoder decodes and takes a token of the budget; whole prompts within what is left
+            decodes = [req for req in resident if req["left"] == 0]
+            budget -= len(decodes)
+            for req in resident:
+                if req["left"] == 0:
+                    continue
+                if req["left"] > budget:
+                    break
+                budget -= req["left"]
+                prefilled += req["left"]
+                req["left"] = 0
+                completes.append(req)
+        for req in resident if not (prefill_first and prefilled) and not inflight else ():
             if req["left"] == 0:
                 decodes.append(req)
             elif budget > 0:
@@ -209,10 +233,32 @@ def _run_paged_instance(requests, cost, chunk, b, caching, its):
     return gaps
 
 
+def _batches(arrival_s, window_s, max_batch):
+    """The docstring's **Harness batching**, event by event: (release time, batch number) per request."""
+    release, batch = [None] * len(arrival_s), [None] * len(arrival_s)
+    waiting, nxt, nb = [], 0, 0
+    stamp = e = arrival_s[0] if arrival_s else 0.0
+    while nxt < len(arrival_s) or waiting:
+        timeout = not (nxt < len(arrival_s) and (not waiting or arrival_s[nxt] <= e + window_s))
+        if timeout:
+            e += window_s
+        else:
+            e = arrival_s[nxt]
+            waiting.append(nxt)
+            nxt += 1
+        if waiting and (timeout or len(waiting) >= max_batch or e - stamp >= window_s):
+            for i in waiting[:max_batch]:
+                release[i], batch[i] = e, nb
+            waiting = waiting[max_batch:]
+            nb += 1
+            stamp = e
+    return release, batch
+
+
 def reference_simulate(arrival_s, prompt_len, output_len, cost, n_instances=1, chunk_tokens=512, disaggregated=False,
                        n_prefill=1, n_decode=1, prefill_cost=None, decode_cost=None, kv_bytes_per_token=0.0,
                        link_bytes_per_s=math.inf, kv_policy="reserve", block_tokens=16, prefix_caching=False,
-                       prefix_len=None, prefix_id=None, record=None):
+                       prefix_len=None, prefix_id=None, record=None, schedule="chunked", batcher=None):
     """(first_token_s, finish_s, admit_s, gaps) for the workload given as plain sequences; ``record``
     (a dict), if given, receives ``preemptions``, ``cached_tokens`` and ``iterations``."""
     n = len(arrival_s)
@@ -224,14 +270,21 @@ def reference_simulate(arrival_s, prompt_len, output_len, cost, n_instances=1, c
             for i, (a, p, o) in enumerate(zip(arrival_s, prompt_len, output_len))]
     gaps = []
     its = []
+    owner = [r["id"] % n_instances for r in reqs]
+    if batcher is not None:
+        release, batch = _batches([float(a) for a in arrival_s], *batcher)
+        for r in reqs:
+            r["ready"] = release[r["id"]]
+        owner = [b % n_instances for b in batch]
     if not disaggregated:
         for k in range(n_instances):
-            mine = [r for r in reqs if r["id"] % n_instances == k]
+            mine = [r for r in reqs if owner[r["id"]] == k]
             mine_its = []
             if kv_policy == "paged":
                 gaps += _run_paged_instance(mine, cost, chunk_tokens, block_tokens, prefix_caching, mine_its)
             else:
-                gaps += _run_instance(mine, cost, chunk_tokens, "colocated", mine_its)
+                gaps += _run_instance(mine, cost, chunk_tokens, "colocated", mine_its, schedule == "prefill_first",
+                                      schedule == "inflight")
             its += [(k,) + x for x in mine_its]
     else:
         pc = prefill_cost or cost

@@ -39,6 +39,30 @@ drawn``, ``prefix_len = length``); without ``prefix`` nothing more is drawn.
    iteration starts at ``t + dt``; if nothing is resident, at ``max(t + dt, ready of the next
    queued request)``.
 
+**Scheduling** (``schedule``; colocated serving under the reserve policy only for the two whole-prompt
+schedules).
+"chunked" (the default) is steps 2-3 above: decodes and a chunk of prompts share every iteration.
+"prefill_first" is vLLM's scheduler without chunked prefill (its V0 default): step 2 takes *whole*
+prompts of the residents in prefill, in admission order, while their sum stays within
+``chunk_tokens`` (the first that does not fit stops it; a prompt longer than ``chunk_tokens`` is a
+ValueError before simulating), and an iteration that prefills decodes nothing (``n_dec = 0``,
+``ctx = 0``); only an iteration with no prompt to take decodes every decoder. A request's first
+token is at the end of its prefill iteration, its second at the end of the next iteration that
+decodes. "inflight" is TensorRT-LLM's in-flight batching without chunked context: every decoder
+decodes every iteration and takes one token of the ``chunk_tokens`` budget (its ``max_num_tokens``),
+and step 2 takes whole prompts in admission order within what is left, ``chunk_tokens - n_dec``
+(the first that does not fit stops it; a prompt longer than ``chunk_tokens`` is a ValueError).
+
+**Harness batching** (``batcher=(window_s, max_batch)``, colocated only): the load generator's
+queries reach the instances in batches, as the harness of AMD's MLPerf submissions releases them.
+Events are the arrivals and the timeouts (a timeout ``window_s`` after the previous event if
+requests wait and no arrival comes first; an arrival wins a tie). At each event, if requests wait
+and a timeout fired, ``max_batch`` of them wait, or ``window_s`` has passed since the last release
+(or since the first arrival), the oldest ``max_batch`` waiting are released at the event's time.
+Batch ``b`` (0, 1, ...) goes to instance ``b mod n_instances`` (round-robin by batch); a request's
+``ready`` is its release, its TTFT still counts from its arrival. Without ``batcher``, ``ready`` =
+arrival and request ``i`` goes to instance ``i mod n_instances``.
+
 These steps are the **reserve** KV policy (``kv_policy="reserve"``, the default): TensorRT-LLM's
 default scheduler (``GUARANTEED_NO_EVICT``) reserves prompt plus output at admission and never
 evicts; here it is counted in tokens and knows each request's real ``output_len`` (a server reserves
@@ -90,7 +114,8 @@ skips it too: slightly optimistic). A prefix no resident references stays cached
 whole, least recently released first (a counter ticks at every release; vLLM evicts block by block).
 
 **Colocated** (``disaggregated=False``): ``n_instances`` identical, independent instances; request
-``i`` (in arrival order) goes to instance ``i mod n_instances`` (round-robin; ``ready`` = arrival).
+``i`` (in arrival order) goes to instance ``i mod n_instances`` (round-robin; ``ready`` = arrival),
+or by batch with ``batcher`` (above).
 
 **Disaggregated**: request ``i`` is prefilled on prefill instance ``i mod n_prefill`` (steps 1, 2
 and the first token only; it leaves that instance, freeing its KV, when it emits the first token, so
@@ -124,7 +149,15 @@ import pandas as pd
 
 from accelbook.checks import at_most, one_of, output, positive_array, real, whole
 
-from .serving_kernel import COLOCATED, DECODE_ONLY, ITERATION_COLUMNS, PREFILL_ONLY, InstanceRun, reserve_instance
+from .serving_kernel import (
+    COLOCATED,
+    DECODE_ONLY,
+    ITERATION_COLUMNS,
+    PREFILL_ONLY,
+    InstanceRun,
+    harness_batches,
+    reserve_instance,
+)
 from .serving_paged import paged_instance
 from .serving_result import ServingResult
 from .step import StepCost
@@ -135,10 +168,13 @@ from .workload import LENGTH_KINDS, ServingWorkload, workload
 # (reserve) and ``serving_paged``. They are re-exported here,
 # so ``serving.StepCost``, ``serving.workload``, ``serving.simulate`` keep one address.
 __all__ = ["StepCost", "ServingWorkload", "workload", "LENGTH_KINDS", "ServingResult", "simulate",
-           "load_sweep", "COLOCATED", "PREFILL_ONLY", "DECODE_ONLY", "InstanceRun", "ITERATION_COLUMNS", "KV_POLICIES"]
+           "load_sweep", "COLOCATED", "PREFILL_ONLY", "DECODE_ONLY", "InstanceRun", "ITERATION_COLUMNS", "KV_POLICIES",
+           "SCHEDULES"]
 
 #: the KV-cache policies of :func:`simulate` (module docstring)
 KV_POLICIES = ("reserve", "paged")
+#: the schedules of :func:`simulate` (module docstring, **Scheduling**)
+SCHEDULES = ("chunked", "prefill_first", "inflight")
 
 #: the most instances one simulation runs (each is a loop of its own; a fleet past this is many simulations)
 MAX_INSTANCES = 4096
@@ -196,11 +232,31 @@ def _paged_args(workload, cost: StepCost, block_tokens, prefix_caching):
     return n_blocks, bt, pid, shared.astype(np.int64), int(pid.max()) + 1 if pid.size else 0
 
 
+def _schedule_args(workload, schedule, batcher, paged, disaggregated, chunk):
+    """``(schedule, ready, batch)``: the schedule checked, each request's ready
+    time and harness batch (None without ``batcher``), checked (module docstring, **Scheduling** and
+    **Harness batching**)."""
+    schedule = one_of("schedule", schedule, SCHEDULES)
+    if schedule != "chunked" and (paged or disaggregated):
+        raise ValueError(f"schedule={schedule!r} is simulated for colocated serving under kv_policy='reserve' only")
+    if schedule != "chunked" and workload.n and int(workload.prompt_len.max()) > chunk:
+        raise ValueError(f"schedule={schedule!r} takes whole prompts: chunk_tokens = {chunk} is below the longest "
+                         f"prompt, {int(workload.prompt_len.max())} tokens")
+    if batcher is None:
+        return schedule, workload.arrival_s, None
+    if disaggregated:
+        raise ValueError("batcher applies to colocated serving only (disaggregated=False)")
+    if not isinstance(batcher, (tuple, list)) or len(batcher) != 2:
+        raise ValueError(f"batcher must be (window_s, max_batch) or None, got {batcher!r}")
+    window = real("batcher window_s", batcher[0], 0.0, 3600.0, lo_open=True)
+    return (schedule, *harness_batches(workload.arrival_s, window, whole("batcher max_batch", batcher[1])))
+
+
 def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, chunk_tokens: int = 512,
              disaggregated: bool = False, n_prefill: int = 1, n_decode: int = 1, prefill_cost: StepCost | None = None,
              decode_cost: StepCost | None = None, kv_bytes_per_token: float = 0.0,
              link_bytes_per_s: float = math.inf, kv_policy: str = "reserve", block_tokens: int = 16,
-             prefix_caching: bool = False, records: bool = True) -> ServingResult:
+             prefix_caching: bool = False, records: bool = True, schedule: str = "chunked", batcher=None) -> ServingResult:
     """Serve ``workload`` (module docstring). Colocated: ``n_instances`` instances with ``cost``,
     round-robin. Disaggregated: ``n_prefill`` instances with ``prefill_cost`` and ``n_decode`` with
     ``decode_cost`` (both default to ``cost``); KV moves at ``link_bytes_per_s``
@@ -210,7 +266,8 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
     preemption by recomputation; colocated only), with ``prefix_caching`` of the workload's shared
     prefixes (paged only). ``records=False`` keeps neither the iterations nor the gaps, only the per-request
     times (TTFT, mean TBT, goodput: the same numbers), for callers that read nothing else; the result's
-    TBT percentiles and iterations then raise a ValueError."""
+    TBT percentiles and iterations then raise a ValueError. ``schedule``: one of :data:`SCHEDULES`
+    (**Scheduling**); ``batcher``: ``(window_s, max_batch)`` or None (**Harness batching**)."""
     if not isinstance(workload, ServingWorkload):
         raise ValueError(f"workload must be a ServingWorkload (see serving.workload), got {type(workload).__name__}")
     cost = _check_cost("cost", cost)
@@ -220,6 +277,7 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
     paged = _check_policy(kv_policy, disaggregated, prefix_caching)
     if not isinstance(records, bool):
         raise ValueError(f"records must be True or False, got {records!r}")
+    schedule, ready_in, batch_of = _schedule_args(workload, schedule, batcher, paged, disaggregated, chunk)
     N = workload.n
     arrival, prompt, out = workload.arrival_s, workload.prompt_len, workload.output_len
     pleft, gen, last = prompt.copy(), np.zeros(N, dtype=np.int64), np.zeros(N)
@@ -231,8 +289,8 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
 
     def run(queue, ready, c, mode, inst, role):
         adm = admit if mode != DECODE_ONLY else np.empty(N)     # admit_s: admission to the (prefill) instance
-        runs.append((inst, role, reserve_instance(queue, ready, prompt, out, mode, *_cost_args(c), chunk, pleft, gen,
-                                                  last, first, finish, adm, records)))
+        runs.append((inst, role, reserve_instance(queue, ready, prompt, out, mode, *_cost_args(c), chunk, pleft, gen, last,
+                                                  first, finish, adm, records, *(schedule == s for s in SCHEDULES[1:]))))
 
     bt = 1
     if not disaggregated:
@@ -240,17 +298,17 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
         for name, v in (("prefill_cost", prefill_cost), ("decode_cost", decode_cost)):
             if v is not None:
                 raise ValueError(f"{name} applies only with disaggregated=True")
-        inst = idx % n_inst
+        inst = idx % n_inst if batch_of is None else batch_of % n_inst
         if paged:
             n_blocks, bt, pid, shared, n_pref = _paged_args(workload, cost, block_tokens, prefix_caching)
             for k in range(n_inst):
                 runs.append((k, "colocated", paged_instance(
-                    idx[inst == k], arrival, prompt, out, pid, shared, n_pref, *_cost_args(cost)[:-1], n_blocks, bt,
+                    idx[inst == k], ready_in, prompt, out, pid, shared, n_pref, *_cost_args(cost)[:-1], n_blocks, bt,
                     chunk, pleft, gen, last, first, finish, admit, preempt, cached_tok, records)))
         else:
             _check_fits("cost", prompt + out, cost, "prompt_len + output_len")
             for k in range(n_inst):
-                run(idx[inst == k], arrival, cost, COLOCATED, k, "colocated")
+                run(idx[inst == k], ready_in, cost, COLOCATED, k, "colocated")
     else:
         if n_instances != 1:
             raise ValueError("n_instances applies to colocated serving; with disaggregated=True use n_prefill and n_decode")

@@ -55,6 +55,20 @@ def chunk_prefill(order, start, stop, pleft, chunk):
     return p, n_done
 
 
+@njit(cache=True, inline="always")
+def whole_prefill(order, start, stop, pleft, budget):
+    """The prefill_first policy's prefill of one iteration over ``order[start:stop]`` in that order: whole
+    prompts while their sum stays within ``budget`` (the first that does not fit stops it). Returns (prompt
+    tokens taken, how many requests finished their prompt: a prefix of the order)."""
+    p = 0
+    j = start
+    while j < stop and p + pleft[order[j]] <= budget:
+        p += pleft[order[j]]
+        pleft[order[j]] = 0
+        j += 1
+    return p, j - start
+
+
 @njit(cache=True)
 def record_capacity(queue, pleft, out, chunk):
     """Iteration records to allocate at first: the iterations the reserve policy can take at most (an
@@ -137,8 +151,43 @@ def heap_pop(key, val, size):
 
 
 @njit(cache=True)
+def harness_batches(arrival, window_s, max_batch):
+    """Release times and batch numbers of the harness batcher (:mod:`accelbook.inference.serving`'s
+    docstring, **Harness batching**) for ``arrival`` (non-decreasing): ``(release, batch)``. Events are
+    the arrivals and the timeouts (one ``window_s`` after the previous event if no arrival comes first,
+    an arrival winning a tie); at each, if requests wait and (``max_batch`` of them wait, or ``window_s``
+    has passed since the last release or the first arrival), the oldest ``max_batch`` of them are released."""
+    n = arrival.shape[0]
+    release = np.empty(n)
+    batch = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return release, batch
+    stamp = arrival[0]
+    head = 0          # oldest request not released
+    nb = 0
+    e = arrival[0]    # the last event's time
+    i = 0
+    while head < n:
+        timeout = not (i < n and (head == i or arrival[i] <= e + window_s))
+        if timeout:
+            e = e + window_s               # requests wait, and no arrival within window_s: always a release
+        else:
+            e = arrival[i]                 # an arrival (it wins a tie with a timeout)
+            i += 1
+        if timeout or i - head >= max_batch or (e - stamp >= window_s and i > head):
+            stop = min(i, head + max_batch)
+            for j in range(head, stop):
+                release[j] = e
+                batch[j] = nb
+            nb += 1
+            head = stop
+            stamp = e
+    return release, batch
+
+
+@njit(cache=True)
 def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, dctx, pattn, max_batch, max_kv, chunk,
-              pleft, gen, last, first_tok, finish, admit, record):
+              pleft, gen, last, first_tok, finish, admit, record, prefill_first=False, inflight=False):
     """Run one instance over ``queue`` (request ids, ``ready`` non-decreasing in that order): the
     serving module docstring's steps 1-4 (the reserve policy), iteration after iteration, until the
     queue is served.
@@ -190,6 +239,10 @@ def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, 
     hk = np.empty(max_batch, dtype=np.int64)       # finish heap: iteration index of the last token
     hv = np.empty(max_batch, dtype=np.int64)       # ... and the request
     fresh = np.empty(max_batch, dtype=np.int64)    # decoders admitted this iteration
+    coh_t = np.empty(max_batch + 1)               # prefill_first: decoders grouped by their last token's time
+    coh_c = np.empty(max_batch + 1, dtype=np.int64)
+    n_coh = 0
+    n_dit = 0                                      # decode iterations run (every iteration unless prefill_first)
     pf_head = 0
     pf_tail = 0
     nh = 0
@@ -225,19 +278,29 @@ def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, 
                 else:
                     ndec += 1
                     ctx += prompt[r] + gen[r]
-                    nh = heap_push(hk, hv, nh, n_it + out[r] - gen[r] - 1, r)
+                    nh = heap_push(hk, hv, nh, n_dit + out[r] - gen[r] - 1, r)
                     fresh[n_fresh] = r
                     n_fresh += 1
-            # 2. chunked prefill (a prefix of the prefill queue completes)
-            p, n_done = chunk_prefill(pfq, pf_head, pf_tail, pleft, chunk)
+            # 2. prefill: chunked (a prefix of the prefill queue completes), or prefill_first's whole prompts
+            if prefill_first:
+                p, n_done = whole_prefill(pfq, pf_head, pf_tail, pleft, chunk)
+            elif inflight:                            # the decoders take one token each of the budget
+                p, n_done = whole_prefill(pfq, pf_head, pf_tail, pleft, max(chunk - ndec, 0))
+            else:
+                p, n_done = chunk_prefill(pfq, pf_head, pf_tail, pleft, chunk)
+            decoding = not prefill_first or p == 0     # prefill_first: an iteration with prompts decodes nothing
             # 3. decode: the step's time
-            dt = iteration_time(ndec, p, ctx, fixed, wread, ptok, comm, dctx, pattn)
+            if decoding:
+                dt = iteration_time(ndec, p, ctx, fixed, wread, ptok, comm, dctx, pattn)
+            else:
+                dt = iteration_time(0, p, 0, fixed, wread, ptok, comm, dctx, pattn)
             t0 = t
             t = t0 + dt
             if record:
-                record_iteration(it_t, it_dt, it_res, it_dec, it_p, it_kv, n_it, t0, dt, nres, ndec, p, kv)
+                record_iteration(it_t, it_dt, it_res, it_dec, it_p, it_kv, n_it, t0, dt, nres,
+                                 ndec if decoding else 0, p, kv)
             # 4. tokens at t: gaps, finishes, first tokens; leave
-            same = ndec
+            same = ndec if decoding and not prefill_first else 0
             for i in range(n_fresh):
                 r = fresh[i]
                 if last[r] != t0:
@@ -246,8 +309,16 @@ def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, 
                         g_v[n_g] = t - last[r]
                         g_c[n_g] = 1
                         n_g += 1
-            ctx += ndec
-            while nh > 0 and hk[0] == n_it:
+            if prefill_first and decoding:
+                for k in range(n_coh):                # each cohort's gap: this token less its last
+                    if record and coh_c[k] > 0:
+                        g_v[n_g] = t - coh_t[k]
+                        g_c[n_g] = coh_c[k]
+                        n_g += 1
+                n_coh = 0
+            if decoding:
+                ctx += ndec
+            while decoding and nh > 0 and hk[0] == n_dit:
                 r = hv[0]
                 nh = heap_pop(hk, hv, nh)
                 finish[r] = t
@@ -257,6 +328,13 @@ def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, 
                 ctx -= prompt[r] + out[r]
                 ndec -= 1
                 nres -= 1
+            if decoding:
+                n_dit += 1
+            if prefill_first and decoding:
+                coh_t[0] = t                          # the decoders left made their last token now
+                coh_c[0] = ndec
+                n_coh = 1
+            n_new = 0
             for i in range(pf_head, pf_head + n_done):
                 r = pfq[i]
                 first_tok[r] = t
@@ -269,8 +347,17 @@ def reserve_instance(queue, ready, prompt, out, mode, fixed, wread, ptok, comm, 
                     nres -= 1
                 else:
                     ndec += 1
+                    n_new += 1
                     ctx += prompt[r] + 1
-                    nh = heap_push(hk, hv, nh, n_it + out[r] - 1, r)
+                    # its first decode is decode iteration n_dit, its last n_dit + out - 2
+                    nh = heap_push(hk, hv, nh, n_dit + out[r] - 2, r)
+            if prefill_first and n_new > 0:
+                if n_coh > 0 and coh_t[n_coh - 1] == t:
+                    coh_c[n_coh - 1] += n_new
+                else:
+                    coh_t[n_coh] = t
+                    coh_c[n_coh] = n_new
+                    n_coh += 1
             pf_head += n_done
             n_it += 1
             if record and same > 0:
