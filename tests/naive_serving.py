@@ -55,28 +55,12 @@ def _run_instance(requests, cost, chunk, role, its, prefill_first=False, infligh
         completes, decodes = [], []
         if prefill_first and any(req["left"] > 0 for req in resident):
             # whole prompts in admission order while they fit the budget; nobody decodes
-            for req in resident:
-                if req["left"] == 0:
-                    continue
-                if req["left"] > budget:
-                    break
-                budget -= req["left"]
-                prefilled += req["left"]
-                req["left"] = 0
-                completes.append(req)
+            budget, prefilled = _take_whole_prompts(resident, budget, completes)
         if inflight:
             # every decoder decodes and takes a token of the budget; whole prompts within what is left
             decodes = [req for req in resident if req["left"] == 0]
             budget -= len(decodes)
-            for req in resident:
-                if req["left"] == 0:
-                    continue
-                if req["left"] > budget:
-                    break
-                budget -= req["left"]
-                prefilled += req["left"]
-                req["left"] = 0
-                completes.append(req)
+            budget, prefilled = _take_whole_prompts(resident, budget, completes)
         for req in resident if not (prefill_first and prefilled) and not inflight else ():
             if req["left"] == 0:
                 decodes.append(req)
@@ -309,3 +293,19 @@ def reference_simulate(arrival_s, prompt_len, output_len, cost, n_instances=1, c
         record.update(preemptions=[r["preemptions"] for r in reqs], cached_tokens=[r["cached"] for r in reqs],
                       iterations=its)
     return ([r["first"] for r in reqs], [r["finish"] for r in reqs], [r["admit"] for r in reqs], gaps)
+
+
+def _take_whole_prompts(resident, budget, completes):
+    """Prefill whole prompts in admission order while each fits what is left of ``budget`` (the first that does
+    not stops the pass); each one taken joins ``completes``. Returns (budget left, prompt tokens prefilled)."""
+    prefilled = 0
+    for req in resident:
+        if req["left"] == 0:
+            continue
+        if req["left"] > budget:
+            break
+        budget -= req["left"]
+        prefilled += req["left"]
+        req["left"] = 0
+        completes.append(req)
+    return budget, prefilled
