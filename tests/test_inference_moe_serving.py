@@ -95,3 +95,40 @@ def test_a_bad_set_is_a_catalogue_error_naming_the_key(tmp_path):
                    'set = "train"\n')
     with pytest.raises(CatalogueError, match="set"):
         published_results(bad)
+
+
+def _kv_row(tmp_path, extra):
+    f = tmp_path / "runs.toml"
+    f.write_text('[x]\nname = "x"\nmodel = "qwen3-235b-a22b"\nchip = "h200"\nn_chips = 8\ntp = 8\n' + extra +
+                 'input_len = 1000\noutput_len = 1000\nprecision = "fp8"\nkv_precision = "fp8"\n'
+                 'metric = "tokens_per_s_per_chip"\n'
+                 'reported = { value = 1, src = "trtllm-perf-overview-v1" }\nrole = "target"\n')
+    return published_results(f)["x"]["batch"]
+
+
+def test_kv_capacity_batch_is_what_the_cache_holds_capped_a_rank(tmp_path):
+    # trtllm-bench queues every request: the batch is the KV cache's capacity at ISL+OSL, capped at 4,096
+    fits = I.estimate("qwen3-235b-a22b", "h200", 8, 1, 1000, 1000, "fp8", tp=8, kv_precision="fp8").max_batch_size
+    assert fits > 64
+    assert _kv_row(tmp_path, 'batch = "kv-capacity"\nbatch_cap = 4096\n') == min(fits, 4096)
+    assert _kv_row(tmp_path, 'batch = "kv-capacity"\nbatch_cap = 64\n') == 64              # the cap binds
+    # attention DP: each of the 8 chips is a rank with its own cap (8 x 64 sequences at most)
+    dp = I.estimate("qwen3-235b-a22b", "h200", 8, 1, 1000, 1000, "fp8", tp=8, kv_precision="fp8",
+                    attention="dp").max_batch_size
+    assert _kv_row(tmp_path, 'attention = "dp"\nbatch = "kv-capacity"\nbatch_cap = 64\n') == min(dp, 512)
+    assert _kv_row(tmp_path, 'batch = 96\n') == 96                                         # a published batch stays
+
+
+@pytest.mark.parametrize("extra", ['batch = "kv-capacity"\n', 'batch = "kv-capacity"\nbatch_cap = 0\n',
+                                   'batch = 96\nbatch_cap = 4096\n'])
+def test_kv_capacity_needs_a_positive_cap_and_a_cap_needs_it(tmp_path, extra):
+    with pytest.raises(CatalogueError, match="batch_cap"):
+        _kv_row(tmp_path, extra)
+
+
+def test_moe_rows_cover_three_families_and_the_overview_rows_are_held_out():
+    runs = published_results()
+    moe = {e["model"] for e in runs.values() if get_model(e["model"]).moe is not None}
+    assert {"deepseek-v3", "qwen3-235b-a22b", "llama-4-maverick"} <= moe
+    ovw = [e for rid, e in runs.items() if rid.startswith("trtllm-ovw-")]
+    assert len(ovw) == 7 and all(e["set"] == "held-out" and e["input_len"] == e["output_len"] == 1000 for e in ovw)

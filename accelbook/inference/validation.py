@@ -33,7 +33,7 @@ def published_results(path=None) -> dict:
     out = {}
     for rid, e in read_table_file(path).items():
         check_keys(path, rid, e, required=_RUN_KEYS,
-                   optional={"tp", "pp", "unmodelled", "attention", "kv_precision", "draft", "set"})
+                   optional={"tp", "pp", "unmodelled", "attention", "kv_precision", "draft", "set", "batch_cap"})
         if e["metric"] not in METRICS or e["role"] not in ("target", "context"):
             raise CatalogueError(path, rid, "metric", f"metric in {METRICS}, role 'target' or 'context'")
         if e.get("set", "check") not in SETS:
@@ -45,8 +45,32 @@ def published_results(path=None) -> dict:
                                      "tokens_per_s_per_user row")
             check_keys(path, rid + ".draft", d, required={"acceptance"}, optional={"steps", "precision"})
         q = parse_quantity(path, rid, "reported", e["reported"], "count", sources)
-        out[rid] = dict(e, reported_value=q.value, reported_provenance=q.provenance)
+        out[rid] = dict(e, batch=run_batch(path, rid, e), reported_value=q.value, reported_provenance=q.provenance)
     return out
+
+
+#: ``batch = "kv-capacity"``: a throughput run that queues every request at once and lets the server admit as many
+#: as its KV cache holds; the batch is then the model's largest that fits at the run's layout, capped at
+#: ``batch_cap`` sequences a rank (each chip of an attention-DP layout is a rank, a TP group is one).
+KV_CAPACITY = "kv-capacity"
+
+
+def run_batch(path, rid: str, e: dict) -> int:
+    """The run's batch: ``e["batch"]`` as published, or for ``"kv-capacity"`` the largest batch that fits
+    (:attr:`InferenceEstimate.max_batch_size`) capped at ``batch_cap`` a rank."""
+    b = e["batch"]
+    if b != KV_CAPACITY:
+        if "batch_cap" in e:
+            raise CatalogueError(path, rid, "batch_cap", f'only with batch = "{KV_CAPACITY}"')
+        return b
+    cap = e.get("batch_cap")
+    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
+        raise CatalogueError(path, rid, "batch_cap", f'a positive integer (sequences a rank) with batch = "{KV_CAPACITY}"')
+    attention = e.get("attention", "tp")
+    est = estimate(e["model"], e["chip"], e["n_chips"], 1, e["input_len"], e["output_len"], e["precision"],
+                   tp=e.get("tp"), pp=e.get("pp", 1), kv_precision=e.get("kv_precision"), attention=attention)
+    ranks = (e.get("tp") or e["n_chips"]) if attention == "dp" else 1
+    return min(est.max_batch_size, cap * ranks)
 
 
 def validation_table(path=None) -> pd.DataFrame:

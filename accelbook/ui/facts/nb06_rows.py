@@ -1,5 +1,6 @@
 """Facts of notebook 06, section 4's validation rows by family: TensorRT-LLM's tables, vLLM on MI300X and
-DeepSeek-R1 with data-parallel attention (``inference.validation_table``)."""
+DeepSeek-R1 with data-parallel attention, and the MoE rows of TensorRT-LLM's v1.0 overview
+(``inference.validation_table``)."""
 
 from __future__ import annotations
 
@@ -43,3 +44,14 @@ def amd_8b_pct() -> str:
 def dp_within_20() -> str:
     # DeepSeek-R1 with data-parallel attention and expert parallelism (TensorRT-LLM, 8 GPUs)
     return f"{int((_thr('trtllm-dsr1')['error'].abs() <= 0.20).sum())} of {len(_thr('trtllm-dsr1'))}"
+
+
+@fact("nb06.ovw_within_20")
+def ovw_within_20() -> str:
+    # Qwen3 and Llama 4 Maverick at TensorRT-LLM's v1.0 performance overview (1,000 in, 1,000 out, held out)
+    return f"{int((_thr('trtllm-ovw')['error'].abs() <= 0.20).sum())} of {len(_thr('trtllm-ovw'))}"
+
+
+@fact("nb06.ovw_30b_pct")
+def ovw_30b_pct() -> str:
+    return f"{_validation().set_index('id').loc['trtllm-ovw-qwen3-30b-a3b-b200x1-1k1k', 'error'] * 100:+.0f}"
