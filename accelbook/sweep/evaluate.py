@@ -21,7 +21,12 @@ PER = ("config", "block")
 
 
 def _message(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    """An error row's text. A ``ValueError`` is the model declining a configuration with its reason (a layout that
+    does not fit, a batch over the KV cache): ``skipped: <reason>``, in words. Anything else is a fault in the
+    model function, not a property of the configuration: ``failed: <type>: <message>``."""
+    if isinstance(exc, ValueError):
+        return f"skipped: {exc}"
+    return f"failed: {type(exc).__name__}: {exc}"
 
 
 def _as_frame(out, config_id: int) -> pd.DataFrame:
