@@ -144,6 +144,9 @@ def test_book_page_renders_offline(book, page, name):
         d = dashboards.nth(i)
         assert d.locator("svg.marks").count() >= 1, f"{name}: dashboard {i + 1} has no chart"
         assert d.locator(".accelbook-error, .accelbook-bug").count() == 0, f"{name}: dashboard {i + 1} shows an error"
+        # a long scenario string or setting wraps inside the box instead of running past its right edge
+        width = d.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert width[0] <= width[1] + 1, f"{name}: dashboard {i + 1} runs past its box ({width[0]} > {width[1]} px)"
     assert page.locator("svg.marks").count() >= dashboards.count()
 
 
