@@ -251,7 +251,7 @@ def test_notebook_has_the_scaffolding(name):
 @pytest.mark.parametrize("name", SCAFFOLDED)
 def test_notebook_predicts_before_each_dashboard_and_asks_five_exercises(name):
     _, cells = _notebook(name)
-    ids = re.findall(r'check\("([^"]+)"', "\n".join(c["text"] for c in cells if c["cell_type"] == "code"))
+    ids = re.findall(r'(?:check|predict)\("([^"]+)"', "\n".join(c["text"] for c in cells if c["cell_type"] == "code"))
     assert set(ids) <= set(EXERCISES), set(ids) - set(EXERCISES)
     mine = {i for i in ids if EXERCISES[i].notebook == name[:2]}
     assert len(mine) >= 5, f"{name}: {len(mine)} exercises"
@@ -260,7 +260,7 @@ def test_notebook_predicts_before_each_dashboard_and_asks_five_exercises(name):
     for k, c in enumerate(cells):
         if c["cell_type"] == "code" and re.search(r"\bshow\(\w+_spec\(\)\)", c["text"]):
             before = [x["text"] for x in cells[last:k]]
-            assert any('check("predict-' in t for t in before), f"{name}: no prediction before cell {k}"
+            assert any('predict("predict-' in t for t in before), f"{name}: no prediction before cell {k}"
             assert any("**What to look for.**" in t for t in before), f"{name}: no 'What to look for' before cell {k}"
             assert "**The gap.**" in "".join(x["text"] for x in cells[k + 1:k + 4]), f"{name}: no gap after cell {k}"
             last = k + 1

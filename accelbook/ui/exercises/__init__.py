@@ -1,4 +1,5 @@
-"""Exercise checkers: ``check("ridge-h100", 295)`` marks an answer right or wrong, with a hint.
+"""Exercise checkers: ``check("ridge-h100", 295)`` marks an answer right or wrong, with a hint;
+``predict("predict-v5p-fp8-gain", 1.5)`` records a prediction, then shows the model's answer unmarked.
 
 Each exercise states its question, computes its expected answer from the catalogue and the model
 functions (so it follows the data), and accepts a numeric answer within a tolerance or one of a set
@@ -37,8 +38,10 @@ from accelbook.ui.exercises import (
     nb10_number_formats,
     nb11_design_spaces_at_scale,
     nb12_capstone,
+    predictions,
 )
 from accelbook.ui.exercises.core import Exercise, Result, mark
+from accelbook.ui.exercises.predictions import Reveal, read_log
 
 MODULES = (nb00_start_here, nb01_gpu_vs_tpu, nb02_inside_the_chip, nb03_interconnects, nb04_distributed_training,
            nb05_moe_all_to_all, nb06_inference_prefill_decode, nb07_inference_asics, nb08_token_economics_and_hybrid,
@@ -53,13 +56,22 @@ for _module in MODULES:
 del _module, _ex
 
 
-def check(exercise_id: str, answer: Any) -> Result:
-    """Mark ``answer`` to exercise ``exercise_id``; returns a Result that displays as ✔ or ✘ with a hint."""
+def _exercise(exercise_id: str) -> Exercise:
     try:
-        ex = EXERCISES[exercise_id]
+        return EXERCISES[exercise_id]
     except KeyError:
         raise ValueError(f"no exercise {exercise_id!r}; have {', '.join(EXERCISES)}") from None
-    return mark(ex, answer)
 
 
-__all__ = ["EXERCISES", "MODULES", "Exercise", "Result", "check", "mark"]
+def check(exercise_id: str, answer: Any) -> Result:
+    """Mark ``answer`` to exercise ``exercise_id``; returns a Result that displays as ✔ or ✘ with a hint."""
+    return mark(_exercise(exercise_id), answer)
+
+
+def predict(exercise_id: str, value: Any, path=None) -> Reveal:
+    """Record ``value`` as the prediction to ``exercise_id`` (an id starting ``predict-``), then show the model's
+    answer, unmarked (:mod:`.predictions`: ``"skip"`` records a skip, ``None`` records nothing)."""
+    return predictions.predict(_exercise(exercise_id), value, path)
+
+
+__all__ = ["EXERCISES", "MODULES", "Exercise", "Result", "Reveal", "check", "mark", "predict", "read_log"]
