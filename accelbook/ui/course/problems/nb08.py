@@ -1,0 +1,5 @@
+"""Paper-and-pencil problems of notebook 08 (see accelbook.ui.course.hand)."""
+
+from __future__ import annotations
+
+PROBLEMS: list = []
