@@ -7,8 +7,9 @@ match (``model(g)``). ``tests/test_hand_problems.py`` asserts that ``hand(g)`` a
 ``rel_tol`` for every problem: the hand formula is written again here on purpose, from the formula's source,
 so that a model that drifts from its published formula fails the test (and a wrong worked solution does too).
 
-``use`` is ``"hand"`` for a notebook's "Work it by hand" problems (at least five per notebook) and ``"exam"``
-for the exam bank (``instructor/exam_bank.md``, at least forty). In a notebook, ``show("06")`` prints the
+``use`` is ``"hand"`` for a notebook's "Work it by hand" problems and ``"exam"`` for the exam bank
+(``instructor/exam_bank.md``). The course's target is five hand problems a notebook and forty exam questions;
+so far only notebook 06 has problems (one of each), and the notebooks do not show them yet. In a notebook, ``show("06")`` prints the
 problems (the student edition keeps it); ``solutions("06")`` prints the worked solutions folded (a cell tagged
 ``answer``, so only the instructor edition keeps it). ``python -m accelbook.ui.course.hand`` writes the exam
 bank and ``instructor/problems.md`` (every problem with its solution).
