@@ -4,6 +4,7 @@
 #   make lab      JupyterLab on notebooks/
 #   make browser  make sure a Chromium for the browser test exists (Debian's; or set CHROMIUM=)
 #   make lint     ruff (pyflakes, import order, no parent-relative imports)
+#   make slides   one offline slide deck per notebook, with the book's charts (build/slides/index.html)
 #   make book     the static book: every notebook executed, as HTML that needs no network (build/book/index.html)
 #   make test     lint, the book, unit + browser tests, every notebook executed (nbval), then the benchmarks
 
@@ -22,7 +23,7 @@ export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache/$(SRC_HASH)
 # JupyterLab refuses to run as root without --allow-root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: venv lab browser book test lint clean clean-cache
+.PHONY: venv lab browser book slides test lint clean clean-cache
 
 venv: $(VENV)/.installed
 
@@ -66,6 +67,10 @@ BOOK ?= build/book
 export ACCELBOOK_BOOK_DIR := $(abspath $(BOOK))
 book: venv
 	$(BIN)/python tools/build_book.py --out $(BOOK)
+
+# Slide decks from the notebooks, with the charts of the static book's pages.
+slides: book
+	$(BIN)/python -m accelbook.ui.course.slides build/slides --executed $(BOOK)
 
 test: venv browser lint book
 	$(BIN)/python -m pytest tests || [ $$? -eq 5 ]

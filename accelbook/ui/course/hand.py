@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from IPython.display import HTML
+
 REPO_ROOT = Path(__file__).resolve().parents[3]
 EXAM_BANK_PATH = REPO_ROOT / "instructor" / "exam_bank.md"
 PROBLEMS_PATH = REPO_ROOT / "instructor" / "problems.md"
@@ -115,32 +117,21 @@ def render_markdown(selected: list[Problem], solutions: bool) -> str:
     return "\n".join(out)
 
 
-class _HTML:
-    def __init__(self, body: str):
-        self.body = body
-
-    def _repr_html_(self) -> str:
-        return self.body
-
-    def __repr__(self) -> str:
-        return html.unescape(self.body)
-
-
-def show(notebook: str) -> _HTML:
+def show(notebook: str) -> HTML:
     """A notebook's "Work it by hand" problems, as the notebook shows them (no answers)."""
     items = "".join(f"<li><b>{html.escape(p.id)}</b>. {html.escape(p.text())} <i>(in {html.escape(p.unit)})</i>"
                     "</li>" for p in problems(notebook, "hand"))
-    return _HTML(f'<div class="accelbook-hand"><ol>{items}</ol>'
+    return HTML(f'<div class="accelbook-hand"><ol>{items}</ol>'
                  "<p>Work each on paper from the formulas above, then check your number against the model.</p></div>")
 
 
-def solutions(notebook: str) -> _HTML:
+def solutions(notebook: str) -> HTML:
     """The worked solutions of a notebook's problems, folded (the instructor edition's answer cell)."""
     parts = []
     for p in problems(notebook, "hand"):
         lines = "".join(f"<li>{html.escape(line)}</li>" for line in _solution_lines(p))
         parts.append(f"<details><summary>{html.escape(p.id)}</summary><ul>{lines}</ul></details>")
-    return _HTML('<div class="accelbook-hand-solutions">' + "".join(parts) + "</div>")
+    return HTML('<div class="accelbook-hand-solutions">' + "".join(parts) + "</div>")
 
 
 def render_exam_bank() -> str:

@@ -22,9 +22,10 @@ import re
 import sys
 from pathlib import Path
 
+from accelbook.ui.prose import MARK
+
 ROOT = Path(__file__).resolve().parents[3]
 NOTEBOOKS = ROOT / "notebooks"
-_FACT = re.compile(r"<!--/?f(?::[^>]*)?-->")
 _CSS = """body{margin:0;font-family:system-ui,sans-serif;background:#fafafa}
 .slide{display:none;box-sizing:border-box;width:100vw;height:100vh;padding:6vh 8vw;overflow:auto}
 .slide.active{display:block}h1{font-size:2.2em}h2{font-size:1.8em;color:#1f4e79}
@@ -43,7 +44,7 @@ var h=parseInt(location.hash.slice(1),10);go(isNaN(h)?0:h-1);})();"""
 
 
 def _clean(text: str) -> str:
-    return _FACT.sub("", text).strip()
+    return MARK.sub(lambda m: m.group("text"), text).strip()
 
 
 def _md_html(text: str) -> str:
