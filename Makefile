@@ -4,6 +4,8 @@
 #   make lab      JupyterLab on notebooks/
 #   make browser  make sure a Chromium for the browser test exists (Debian's; or set CHROMIUM=)
 #   make lint     ruff (pyflakes, import order, no parent-relative imports)
+#   make student     the student edition of the notebooks: no answers, no gaps, no outputs (build/student)
+#   make instructor  the instructor edition: the notebooks as they are, with instructor/ (build/instructor)
 #   make slides   one offline slide deck per notebook, with the book's charts (build/slides/index.html)
 #   make book     the static book: every notebook executed, as HTML that needs no network (build/book/index.html)
 #   make test     lint, the book, unit + browser tests, every notebook executed (nbval), then the benchmarks
@@ -23,7 +25,7 @@ export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache/$(SRC_HASH)
 # JupyterLab refuses to run as root without --allow-root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: venv lab browser book slides test lint clean clean-cache
+.PHONY: venv lab browser book slides student instructor test lint clean clean-cache
 
 venv: $(VENV)/.installed
 
@@ -71,6 +73,13 @@ book: venv
 # Slide decks from the notebooks, with the charts of the static book's pages.
 slides: book
 	$(BIN)/python -m accelbook.ui.course.slides build/slides --executed $(BOOK)
+
+# Two editions from the same notebooks (accelbook/ui/course/editions.py); tests/test_editions.py checks the student one.
+student: venv
+	$(BIN)/python -m accelbook.ui.course.editions student build/student
+
+instructor: venv
+	$(BIN)/python -m accelbook.ui.course.editions instructor build/instructor
 
 test: venv browser lint book
 	$(BIN)/python -m pytest tests || [ $$? -eq 5 ]

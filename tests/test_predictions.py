@@ -77,3 +77,26 @@ def test_the_log_defaults_to_the_environment_then_the_home_directory(tmp_path, m
     monkeypatch.setenv("HOME", str(tmp_path))
     assert P.log_path() == tmp_path / ".accelbook" / "predictions.json"
     assert read_log().empty                                     # no log yet: an empty table
+
+
+def test_the_gap_is_revealed_only_once_a_prediction_is_recorded(tmp_path):
+    log = tmp_path / "p.json"
+    empty = predict("predict-v5p-fp8-gain", None, log)
+    assert empty.gap == "" and "The gap" not in empty._repr_html_()
+    wrong_kind = predict("predict-v5p-fp8-gain", "lots", log)
+    assert wrong_kind.gap == "" and not log.exists()
+    r = predict("predict-v5p-fp8-gain", 2.0, log)
+    # notebook 00's gap cell explains that the v5p has no fp8 mode: the reveal carries that text, as HTML
+    assert r.gap.startswith("**The gap.**") and "fp8" in r.gap
+    shown = r._repr_html_()
+    assert "<strong>The gap.</strong>" in shown and "<details" not in shown
+    skipped = predict("predict-torus-mean-hops", "skip", log)
+    assert skipped.gap.startswith("**The gap.**")
+
+
+def test_every_prediction_has_a_gap_and_no_gap_belongs_to_an_unknown_exercise():
+    from accelbook.ui.exercises import EXERCISES
+
+    stored = json.loads(P.GAPS_PATH.read_text(encoding="utf-8"))
+    ids = {e.id for e in EXERCISES.values() if e.id.startswith(P.PREFIX)}
+    assert set(stored) == ids

@@ -90,6 +90,8 @@ def test_installed_wheel_imports_every_module_without_the_source_tree(installed)
         "for m in mods: importlib.import_module(m)\n"
         "from accelbook.specs.chips import get_chip\n"
         "from accelbook.ui.exercises import check\n"
+        "from accelbook.ui.exercises.predictions import gap\n"
+        "assert gap('predict-v5p-fp8-gain').startswith('**The gap.**')  # gaps.json ships as package data\n"
         "assert str(L.DATA_DIR).startswith(root), L.DATA_DIR\n"
         "print(len(mods), get_chip('h100').hbm_bw_bytes_per_s)\n"
     )

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import markdown
 import pandas as pd
 
 from accelbook.ui.exercises.core import Exercise
@@ -30,6 +31,17 @@ from accelbook.ui.exercises.core import Exercise
 PREFIX = "predict-"
 SKIP = "skip"
 LOG_ENV = "ACCELBOOK_PREDICTIONS"
+# Each prediction's gap, generated from the notebooks' gap cells (python -m accelbook.ui.course.editions gaps).
+GAPS_PATH = Path(__file__).with_name("gaps.json")
+
+
+def gap(exercise_id: str) -> str:
+    """The gap of prediction ``exercise_id`` (Markdown), as its notebook explains it; "" when it has none."""
+    try:
+        gaps = json.loads(GAPS_PATH.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{GAPS_PATH} is missing or broken ({exc}): reinstall accelbook") from None
+    return gaps.get(exercise_id, "")
 
 
 def log_path() -> Path:
@@ -67,16 +79,21 @@ def _append(path: Path, record: dict) -> None:
 @dataclass(frozen=True)
 class Reveal:
     """What a prediction cell shows: ``recorded`` (the log's record, or None when nothing was recorded) and
-    ``message``; ``answer`` is the model's answer once a prediction or a skip is recorded, else None."""
+    ``message``; ``answer`` is the model's answer once a prediction or a skip is recorded, else None; ``gap`` is
+    the notebook's explanation of the gap (Markdown), revealed with the answer, else ""."""
 
     exercise: Exercise
     recorded: dict | None
     answer: Any
     message: str
+    gap: str = ""
 
     def _repr_html_(self) -> str:
         colour = "#1565c0" if self.recorded else "#616161"
-        return f'<div style="border-left:4px solid {colour};padding:4px 10px">{html.escape(self.message)}</div>'
+        shown = f'<div style="border-left:4px solid {colour};padding:4px 10px">{html.escape(self.message)}</div>'
+        if self.gap:
+            shown += f'<div class="accelbook-gap" style="padding:4px 14px">{markdown.markdown(self.gap)}</div>'
+        return shown
 
     def __repr__(self) -> str:
         return self.message
@@ -124,5 +141,7 @@ def predict(ex: Exercise, value: Any, path: str | Path | None = None) -> Reveal:
     p = Path(path) if path is not None else log_path()
     _append(p, record)
     said = "Skip recorded" if skipped else f"Recorded your prediction, {_shown(v, ex.unit)}"
+    explained = gap(ex.id)
     return Reveal(ex, record, expected, f"{said} ({p.name}, {record['time']}). The model's answer: "
-                                        f"{_shown(expected, ex.unit)}. Now read the gap below.")
+                                        f"{_shown(expected, ex.unit)}." + (" The gap:" if explained else ""),
+                  explained)
