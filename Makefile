@@ -25,7 +25,7 @@ export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache/$(SRC_HASH)
 # JupyterLab refuses to run as root without --allow-root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: venv lab browser book slides student instructor test lint clean clean-cache
+.PHONY: venv lab browser book slides student instructor assignments test lint clean clean-cache
 
 venv: $(VENV)/.installed
 
@@ -80,6 +80,11 @@ student: venv
 
 instructor: venv
 	$(BIN)/python -m accelbook.ui.course.editions instructor build/instructor
+
+# Per-student assignment notebooks for the example roster, and the Gradescope autograder (instructor/README.md).
+assignments: venv
+	$(BIN)/python -m accelbook.ui.course.grading release instructor/roster_example.csv build/assignments
+	$(BIN)/python -m accelbook.ui.course.grading gradescope build/autograder.zip
 
 test: venv browser lint book
 	$(BIN)/python -m pytest tests || [ $$? -eq 5 ]
