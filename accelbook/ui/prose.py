@@ -34,7 +34,7 @@ from accelbook.ui import facts
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MARK = re.compile(r"<!--f:(?P<key>[A-Za-z0-9_.\-]+)-->(?P<text>.*?)<!--/f-->", re.S)
 GIVEN = re.compile(r"<!--given-->(?P<text>.*?)<!--/given-->", re.S)
-_GENERATED = {"solutions.md", "bibliography.md", "claims.md", "exam_bank.md", "problems.md"}
+_GENERATED = {"solutions.md", "bibliography.md", "claims.md", "exam_bank.md", "problems.md", "course_map.md"}
 
 _NUMBER = r"[~≈<>≤≥+\-−]?\s?\d[\d,]*(?:\.\d+)?(?:\s?[×x]\s?10\^?\{?-?\d+\}?|e[+\-]?\d+)?"
 _UNIT = (r"(?:µs|us|ms|ns|s|%|percent|[kMGTPE]?B/s|[KMGT]iB/s|GiB|MiB|KiB|TiB|[kKMGTP]B|bytes?|"
