@@ -1,6 +1,6 @@
 """Paper-and-pencil problems and the exam bank (accelbook.ui.course.hand): every worked answer agrees with the
-model's function and the generated pages are up to date. Issue 31's counts (five hand problems a notebook, forty
-exam questions) are not met yet: only notebook 06 has problems, so no count is asserted here."""
+model's function, the generated pages are up to date, and the course has what issue 31 asks: at least five hand
+problems a notebook, forty exam questions, and every notebook showing its problems."""
 
 from __future__ import annotations
 
@@ -50,6 +50,30 @@ def test_generated_pages_are_up_to_date():
         "instructor/exam_bank.md is stale: run `python -m accelbook.ui.course.hand`")
     assert hand.PROBLEMS_PATH.read_text(encoding="utf-8") == hand.render_problems_page(), (
         "instructor/problems.md is stale: run `python -m accelbook.ui.course.hand`")
+
+
+def test_every_notebook_has_five_hand_problems_and_the_bank_forty_questions():
+    for nb in hand.NOTEBOOKS:
+        assert len(hand.problems(nb, "hand")) >= 5, f"notebook {nb} has fewer than five hand problems"
+    assert len(hand.problems(use="exam")) >= 40
+
+
+def test_every_notebook_shows_its_problems_and_folds_their_solutions():
+    import json
+
+    for nb in hand.NOTEBOOKS:
+        (path,) = (hand.REPO_ROOT / "notebooks").glob(f"{nb}_*.ipynb")
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        src = ["".join(c["source"]) for c in cells]
+        shows = [i for i, s in enumerate(src) if f'hand.show("{nb}")' in s]
+        sols = [i for i, s in enumerate(src) if f'hand.solutions("{nb}")' in s]
+        assert len(shows) == 1 and len(sols) == 1, path.name
+        assert "answer" in cells[sols[0]]["metadata"].get("tags", []), f"{path.name}: solutions cell not tagged answer"
+
+
+def test_fmt_writes_numbers_as_a_worked_solution_does():
+    assert hand.fmt(10567.3) == "10,567" and hand.fmt(3.4712) == "3.471" and hand.fmt(327680) == "327,680"
+    assert hand.fmt(2.5e-5) == "2.500e-05" and hand.fmt(6.74e24) == "6.740e+24"
 
 
 def test_bad_arguments_are_refused():

@@ -8,8 +8,8 @@ layout is an error row that says why. :func:`pareto_all` keeps the points that n
 tokens/s per chip and tokens/s per user, over every chip at once.
 
 Default grid: every catalogue chip (not the LPX rack, which is 256 chips) × Llama 3.1 8B and 70B ×
-bf16, fp8 × batch 1, 8, 64, 256 × prompt 1,024 and 8,192 tokens (256 out): 672 configurations, a few
-seconds on two workers. A
+bf16, fp8 × batch 1, 8, 64, 256 × prompt 1,024 and 8,192 tokens (256 out): 32 configurations a chip (992 with
+the catalogue's 31 chips; the count follows the catalogue), a few seconds on two workers. A
 million-point study changes the lists, and the client.
 """
 

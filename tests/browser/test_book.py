@@ -161,3 +161,40 @@ def test_legibility_check_catches_clipped_and_overlapping_text(page):
     (chart,) = page.evaluate(LEGIBILITY_JS)
     assert chart["clipped"] == ["cut off at the edge"]
     assert chart["overlapping"] == ["first label / second label"]
+
+
+@pytest.fixture(scope="module")
+def slides(book, tmp_path_factory) -> Path:
+    """The slide decks, built from the notebooks with the book's charts (what `make slides` writes)."""
+    from accelbook.ui.course import slides as S
+
+    out = tmp_path_factory.mktemp("slides")
+    S.build(out, executed=book)
+    return out
+
+
+@pytest.mark.parametrize("name", ["index.html", *[p.stem + ".html" for p in NOTEBOOKS]])
+def test_slide_deck_opens_offline_and_steps_with_the_keys(slides, page, name):
+    page.goto((slides / name).as_uri(), wait_until="load", timeout=PAGE_TIMEOUT_MS)
+    assert not page.outside, f"slides {name} requested outside localhost: {page.outside}"
+    assert not page.errors, f"slides {name}: " + "\n".join(page.errors)
+    if name == "index.html":
+        assert page.locator("a").count() == len(NOTEBOOKS)
+        return
+    n = page.locator("section.slide").count()
+    assert n >= 4 and page.locator("section.slide.active").count() == 1
+    assert page.inner_text("#n") == f"1 / {n}"
+    page.keyboard.press("ArrowRight")
+    assert page.inner_text("#n") == f"2 / {n}" and page.locator("section.slide.active h2").count() == 1
+    page.keyboard.press("End")
+    assert page.inner_text("#n") == f"{n} / {n}"
+    # the deck's charts are the book's, drawn at a visible size on their slide
+    charts = page.locator("section.slide .chart svg")
+    assert charts.count() >= 1, f"slides {name}: no chart from the book"
+    page.evaluate("() => document.querySelectorAll('section.slide').forEach(s => s.classList.remove('active'))")
+    chart_slide = page.locator("section.slide").filter(has=page.locator(".chart svg")).first
+    chart_slide.evaluate("e => e.classList.add('active')")
+    box = chart_slide.locator(".chart svg").first.bounding_box()
+    assert box and box["width"] > 0 and box["height"] > 0
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"slides_{Path(name).stem}.png"))

@@ -8,8 +8,8 @@ match (``model(g)``). ``tests/test_hand_problems.py`` asserts that ``hand(g)`` a
 so that a model that drifts from its published formula fails the test (and a wrong worked solution does too).
 
 ``use`` is ``"hand"`` for a notebook's "Work it by hand" problems and ``"exam"`` for the exam bank
-(``instructor/exam_bank.md``). The course's target is five hand problems a notebook and forty exam questions;
-so far only notebook 06 has problems (one of each), and the notebooks do not show them yet. In a notebook, ``show("06")`` prints the
+(``instructor/exam_bank.md``): at least five hand problems a notebook and forty exam questions, which
+``tests/test_hand_problems.py`` asserts. Each notebook shows its problems in a "Work it by hand" section: ``show("06")`` prints the
 problems (the student edition keeps it); ``solutions("06")`` prints the worked solutions folded (a cell tagged
 ``answer``, so only the instructor edition keeps it). ``python -m accelbook.ui.course.hand`` writes the exam
 bank and ``instructor/problems.md`` (every problem with its solution).
@@ -78,6 +78,8 @@ def fmt(x: Any, digits: int = 4) -> str:
     x = float(x)
     if x != 0 and (abs(x) >= 1e6 or abs(x) < 1e-3):
         return f"{x:.{digits - 1}e}"
+    if abs(x) >= 10 ** (digits - 1):      # 10,567, not 1.057e+04: the g format turns to e-notation here
+        return f"{x:,.0f}"
     return f"{x:,.{digits}g}"
 
 
