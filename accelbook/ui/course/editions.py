@@ -81,7 +81,8 @@ def student_cells(nb: dict) -> list[dict]:
         if "answer" in tags:
             if cell.get("cell_type") != "markdown":
                 continue
-            text = ANSWER_BLOCK.sub("", _source(cell)).strip()
+            # a blank line where a block was: Markdown ends an HTML block (the hints' <details>) only at one
+            text = re.sub(r"\n{3,}", "\n\n", ANSWER_BLOCK.sub("\n\n", _source(cell))).strip()
             if not text:
                 continue
             cell["source"] = text + "\n"
