@@ -25,7 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import real, whole
+from accelbook.checks import at_most, real, whole
+
+MAX_HORIZON_MONTHS = 1200
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,10 @@ class Migration:
         real("rework_share", self.rework_share, 0.0, 10.0)
         whole("port_months", self.port_months, lo=0)
         whole("horizon_months", self.horizon_months, lo=1)
+        # a horizon past a century of months is no business plan, and its cash-flow arrays (and the break-even
+        # search over them) would take seconds to minutes
+        at_most("horizon_months", self.horizon_months, MAX_HORIZON_MONTHS,
+                "accelbook.economics.migration.MAX_HORIZON_MONTHS")
 
     @property
     def port_cost_usd(self) -> float:

@@ -25,7 +25,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
+
+from accelbook.checks import at_most, whole
+
+#: chips in a torus the closed forms accept: far past any built pod (TPU v5p: 8,960), and sums over axes stay fast
+MAX_TORUS_CHIPS = 2**24
 
 
 @njit(cache=True)
@@ -53,9 +59,27 @@ def mean_line_distance(k: int) -> float:
     return (k * k - 1) / (3 * k)
 
 
+def _dims(dims) -> tuple[int, ...]:
+    """``dims`` checked: a non-empty sequence of whole numbers >= 1, at most MAX_TORUS_CHIPS chips in all."""
+    if isinstance(dims, (str, bytes)) or not hasattr(dims, "__iter__"):
+        raise TypeError(f"dims must be a sequence of axis lengths such as (8, 8, 16), got {dims!r}")
+    dims = tuple(whole("each dimension of dims", d) for d in dims)
+    if not dims:
+        raise ValueError("dims must name at least one dimension")
+    at_most("the chips of dims", math.prod(dims), MAX_TORUS_CHIPS, "accelbook.network.geometry.MAX_TORUS_CHIPS")
+    return dims
+
+
 def _wrap_flags(dims, wraparound) -> tuple:
     """``wraparound`` as one flag per dimension (one bool applies to all)."""
-    return (wraparound,) * len(dims) if isinstance(wraparound, bool) else tuple(wraparound)
+    if isinstance(wraparound, bool):
+        return (wraparound,) * len(dims)
+    if isinstance(wraparound, (str, bytes)) or not hasattr(wraparound, "__iter__"):
+        raise TypeError(f"wraparound must be True/False or one flag per dimension, got {wraparound!r}")
+    flags = tuple(wraparound)
+    if len(flags) != len(dims) or not all(isinstance(f, (bool, np.bool_)) for f in flags):
+        raise ValueError(f"wraparound must be one True/False flag per dimension ({len(dims)}), got {wraparound!r}")
+    return tuple(bool(f) for f in flags)
 
 
 def torus_mean_hops(dims, wraparound=True) -> float:
@@ -63,9 +87,11 @@ def torus_mean_hops(dims, wraparound=True) -> float:
 
     Example: an 8×8×16 torus, ``(2 + 2 + 4)·1024/1023 = 8.008`` hops.
     """
-    dims = tuple(dims)
+    dims = _dims(dims)
     wrap = _wrap_flags(dims, wraparound)
     n = math.prod(dims)
+    if n < 2:
+        raise ValueError(f"dims {dims} hold one chip: there is no pair of distinct chips to average over")
     total = 0.0  # mean over all ordered pairs including identical ones, then rescaled
     for k, w in zip(dims, wrap):
         total += mean_ring_distance(k) if axis_is_ring(k, w) else mean_line_distance(k)
@@ -77,6 +103,7 @@ def torus_diameter(dims, wraparound=True) -> int:
 
     Example: an 8×8×16 torus, ``4 + 4 + 8 = 16`` hops.
     """
+    dims = _dims(dims)
     wrap = _wrap_flags(dims, wraparound)
     return sum(axis_diameter(k, w) for k, w in zip(dims, wrap))
 
@@ -87,6 +114,9 @@ def torus_all_to_all_max_load(dims) -> float:
 
     Example: an 8×8×16 torus, ``1024 · 4 / 2 = 2048`` messages on each link along the 16-chip axis.
     """
+    dims = _dims(dims)
+    if not any(k > 2 for k in dims):
+        raise ValueError(f"dims {dims} has no ring (an axis of more than 2 chips): the formula is for a torus")
     n = math.prod(dims)
     return max(n * mean_ring_distance(k) / 2 for k in dims if k > 2)
 

@@ -27,7 +27,7 @@ import uuid
 
 import pandas as pd
 
-from accelbook.checks import fraction, one_of
+from accelbook.checks import fraction, one_of, real, whole
 
 from . import store
 from .evaluate import PER, evaluate, tidy
@@ -113,6 +113,23 @@ def _plan(fn, per, configs, client, block_size, target, max_task_s, probe) -> Pl
     return plan(n, o, c, threads, target, block_size, max_task_s)
 
 
+def _check_run_args(fn, per, client, block_size, target_overhead, retries, max_task_s, **flags) -> None:
+    """Every argument of :func:`run` checked at its edge, whichever mode uses it."""
+    if not callable(fn):
+        raise TypeError(f"fn must be a function of a configuration, got {type(fn).__name__} {fn!r}")
+    one_of("per", per, PER)
+    if not (client is None or client == SERIAL or (hasattr(client, "submit") and hasattr(client, "nthreads"))):
+        raise TypeError(f"client must be None, {SERIAL!r} or a dask.distributed.Client, got {client!r}")
+    if block_size is not None:
+        whole("block_size", block_size)
+    fraction("target_overhead", target_overhead, zero_ok=False)
+    whole("retries", retries, lo=0)
+    real("max_task_s", max_task_s, lo_open=True)
+    for name, v in flags.items():
+        if not isinstance(v, bool):
+            raise TypeError(f"{name} must be True or False, got {v!r}")
+
+
 def run(fn, grid, per: str = "config", client=None, out_dir=None, block_size: int | None = None,
         target_overhead: float = 0.05, retries: int = 2, progress: bool = True, lazy: bool = False,
         overwrite: bool = False, max_task_s: float = 60.0, probe: bool = True):
@@ -124,10 +141,11 @@ def run(fn, grid, per: str = "config", client=None, out_dir=None, block_size: in
     go (a temporary folder, removed after reading, if None); the same ``out_dir`` resumes. ``block_size``:
     configurations per task (default from a probe: overhead under ``target_overhead`` of the work).
     ``lazy``: return a Dask DataFrame over the files instead (needs ``out_dir``). The plan, and which
-    tasks ran and which were found finished, are in ``df.attrs``.
+    tasks ran and which were found finished, are in ``df.attrs`` (a Dask DataFrame has no ``attrs``: with
+    ``lazy``, the plan is in ``out_dir``'s manifest, and ``sweep.read(out_dir)`` gives the eager frame).
     """
-    one_of("per", per, PER)
-    fraction("target_overhead", target_overhead, zero_ok=False)
+    _check_run_args(fn, per, client, block_size, target_overhead, retries, max_task_s,
+                    progress=progress, lazy=lazy, overwrite=overwrite, probe=probe)
     if lazy and out_dir is None:
         raise ValueError("lazy=True reads the task files back: give an out_dir")
     configs = configurations(grid)
@@ -155,6 +173,8 @@ def run(fn, grid, per: str = "config", client=None, out_dir=None, block_size: in
         finally:
             bar and bar.close()
         df = store.read(out_dir, lazy=lazy)
+        if lazy:
+            return df
         df.attrs.update(plan=p.as_dict(), tasks_run=sorted(d["task"] for d in done), tasks_skipped=sorted(skipped),
                         out_dir=None if tmp else out_dir)
         return df

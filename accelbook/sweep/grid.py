@@ -15,6 +15,8 @@ import numbers
 import numpy as np
 import pandas as pd
 
+from accelbook.checks import whole
+
 #: the column that numbers the configurations (and orders the result)
 CONFIG_ID = "config_id"
 #: the column that holds a failed configuration's error message (empty for a good one)
@@ -66,4 +68,5 @@ def grid_hash(configs: pd.DataFrame) -> str:
 
 def blocks(n_configs: int, block_size: int) -> list[tuple[int, int]]:
     """Task ``k`` runs configurations ``[k·block_size, min((k+1)·block_size, n))``."""
+    n_configs, block_size = whole("n_configs", n_configs, lo=0), whole("block_size", block_size)
     return [(a, min(a + block_size, n_configs)) for a in range(0, n_configs, block_size)]
