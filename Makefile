@@ -1,7 +1,7 @@
 # accelbook: `make lab` opens the workbook, `make test` checks everything (what CI runs).
 #
 #   make venv     .venv with accelbook installed editable, plus the test tools (fast when done)
-#   make lab      JupyterLab on notebooks/
+#   make lab      JupyterLab on notebooks/ (the first time, compiles the kernels ahead: make warm)
 #   make browser  make sure a Chromium for the browser test exists (Debian's; or set CHROMIUM=)
 #   make lint     ruff (pyflakes, import order, no parent-relative imports)
 #   make student     the student edition of the notebooks: no answers, no gaps, no outputs (build/student)
@@ -25,7 +25,7 @@ export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache/$(SRC_HASH)
 # JupyterLab refuses to run as root without --allow-root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: venv lab browser book slides student instructor assignments test lint clean clean-cache
+.PHONY: venv warm lab browser book slides student instructor assignments test lint clean clean-cache
 
 venv: $(VENV)/.installed
 
@@ -36,7 +36,16 @@ $(VENV)/.installed: pyproject.toml setup.py
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e ".[test,book]"
 	touch $@
 
-lab: venv
+# Numba compiles a kernel on its first call; doing it for every notebook ahead, two processes at once, turns a
+# fresh install's first dashboard from up to ~40 s into a few seconds (benchmarks/bench_cold_start.py). Once per
+# source hash: the cache folder is keyed by it.
+warm: $(NUMBA_CACHE_DIR)/.warm
+
+$(NUMBA_CACHE_DIR)/.warm: | venv
+	$(BIN)/python -m accelbook.ui.warmup --jobs 2
+	mkdir -p $(NUMBA_CACHE_DIR) && touch $@
+
+lab: venv warm
 	$(BIN)/jupyter lab $(LAB_ARGS) notebooks/
 
 browser:

@@ -249,3 +249,160 @@ def test_register_collisions_and_replace(clean_registry):
         ab.unregister("llama-3.1-8b")
     with pytest.raises(TypeError):
         ab.register(42)
+
+
+# -- bad values the models file refuses are refused here too (issue 33) ------------------------------
+
+@pytest.mark.parametrize("key, value", [
+    ("intermediate_size", 0), ("vocab_size", 0), ("sliding_window", 0), ("max_position_embeddings", 0),
+    ("head_dim", 0), ("head_dim", -128), ("hidden_size", 10**30), ("num_hidden_layers", 10**8),
+    ("vocab_size", -1), ("num_key_value_heads", 0),
+])
+def test_config_refuses_what_the_models_file_refuses(key, value):
+    with pytest.raises(ValueError, match=key):
+        from_hf_config(dict(LLAMA_31_8B, **{key: value}))
+
+
+def test_sliding_window_zero_is_fine_when_switched_off():
+    m = from_hf_config(dict(QWEN25_7B, sliding_window=0, use_sliding_window=False))
+    assert m.window is None
+
+
+def test_moe_and_mla_zero_widths_refused():
+    with pytest.raises(ValueError, match="moe_intermediate_size"):
+        from_hf_config(dict(QWEN3_30B_A3B, moe_intermediate_size=0))
+    with pytest.raises(ValueError, match="num_local_experts"):
+        from_hf_config(dict(MIXTRAL_8X7B, num_local_experts=0))
+    zero_mla = dict(DEEPSEEK_V3, q_lora_rank=0, kv_lora_rank=0, qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=0)
+    with pytest.raises(ValueError, match="MLA key 'kv_lora_rank'"):
+        from_hf_config(zero_mla)
+    # DeepSeek-V2-Lite has no query latent (q_lora_rank null): still a model
+    assert from_hf_config(dict(DEEPSEEK_V3, q_lora_rank=None)).mla.q_lora_rank == 0
+
+
+@pytest.mark.parametrize("kw, word", [({"id": ""}, "id"), ({"id": 8}, "id"), ({"id": "  "}, "id"),
+                                      ({"name": ""}, "name"), ({"name": 3.5}, "name")])
+def test_empty_or_numeric_id_refused(kw, word):
+    with pytest.raises(ValueError, match=f"{word} must be a non-empty string"):
+        from_hf_config(LLAMA_31_8B, **kw)
+
+
+def test_default_id_never_empty():
+    assert from_hf_config(dict(LLAMA_31_8B, _name_or_path="/")).id == "hf-llama"
+    assert from_hf_config(dict(LLAMA_31_8B, _name_or_path="meta-llama/Llama-3.1-8B/")).id == "llama-3.1-8b"
+
+
+def test_utf16_and_deeply_nested_files_name_the_file(tmp_path):
+    utf16 = tmp_path / "utf16.json"
+    utf16.write_text(json.dumps(LLAMA_31_8B), encoding="utf-16")
+    with pytest.raises(ValueError, match="utf16.json.*not UTF-8"):
+        from_hf_config(utf16)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="deep.json.*too deeply"):
+        from_hf_config(deep)
+    bom = tmp_path / "bom.json"       # UTF-8 with a byte-order mark (Windows editors) is still UTF-8
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(LLAMA_31_8B).encode())
+    assert from_hf_config(bom).params == 8_030_261_248
+
+
+# -- Hugging Face Hub ids, from a fake cache and with the network refused -----------------------------
+
+HUB_ID = "meta-llama/Llama-3.1-8B"
+
+
+def _fake_hub_cache(root, repo_id: str, cfg: dict) -> None:
+    """huggingface_hub's cache layout: models--owner--name/{refs/main, snapshots/<rev>/config.json}."""
+    rev = "0123456789abcdef0123456789abcdef01234567"
+    repo = root / ("models--" + repo_id.replace("/", "--"))
+    (repo / "snapshots" / rev).mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(rev)
+    (repo / "snapshots" / rev / "config.json").write_text(json.dumps(cfg))
+
+
+@pytest.fixture
+def hub(tmp_path, monkeypatch):
+    """An empty Hugging Face cache under tmp_path, offline, with no token; the working folder tmp_path."""
+    pytest.importorskip("huggingface_hub", reason="the hf extra (huggingface_hub) is not installed")
+    cache = tmp_path / "hf_cache"
+    cache.mkdir()
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return cache
+
+
+def test_hub_id_read_from_the_cache_offline(hub):
+    _fake_hub_cache(hub, HUB_ID, LLAMA_31_8B)
+    m = from_hf_config(HUB_ID)
+    assert m.params == 8_030_261_248                   # the model card: 8.03B
+    assert m.id == "llama-3.1-8b"                      # the repository's name, not the snapshot's hash
+
+
+def test_hub_id_cache_under_hf_home(hub, tmp_path, monkeypatch):
+    monkeypatch.delenv("HF_HUB_CACHE")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "home"))
+    _fake_hub_cache(tmp_path / "home" / "hub", HUB_ID, LLAMA_31_70B)
+    assert from_hf_config(HUB_ID).params == pytest.approx(70.6e9, rel=0.005)
+
+
+def test_hub_id_offline_and_not_cached(hub):
+    with pytest.raises(ValueError, match="'meta-llama/Llama-3.1-8B'.*not in the Hugging Face cache.*HF_HUB_OFFLINE"):
+        from_hf_config(HUB_ID)
+
+
+def _refuse(exc):
+    def fake(repo_id, filename, **kw):
+        if kw.get("local_files_only"):
+            from huggingface_hub.utils import LocalEntryNotFoundError
+            raise LocalEntryNotFoundError("not in the cache")
+        raise exc
+    return fake
+
+
+def test_hub_id_no_network_names_the_id(hub, monkeypatch):
+    import huggingface_hub
+    from huggingface_hub.utils import LocalEntryNotFoundError
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", _refuse(LocalEntryNotFoundError("connection refused")))
+    with pytest.raises(ValueError, match="'meta-llama/Llama-3.1-8B': cannot reach the Hugging Face Hub"):
+        from_hf_config(HUB_ID)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", _refuse(ConnectionError("no route to host")))
+    with pytest.raises(ValueError, match="'meta-llama/Llama-3.1-8B'.*ConnectionError"):
+        from_hf_config(HUB_ID)
+
+
+def test_gated_model_says_set_hf_token(hub, monkeypatch):
+    import huggingface_hub
+    from huggingface_hub.utils import GatedRepoError, RepositoryNotFoundError
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    for cls in (GatedRepoError, RepositoryNotFoundError):
+        err = cls.__new__(cls)                         # as raised on a 401 (its constructor wants a response)
+        Exception.__init__(err, "401 Client Error")
+        monkeypatch.setattr(huggingface_hub, "hf_hub_download", _refuse(err))
+        with pytest.raises(ValueError, match="'meta-llama/Llama-3.1-8B'.*set HF_TOKEN"):
+            from_hf_config(HUB_ID)
+
+
+def test_existing_path_wins_over_a_hub_id(hub, tmp_path, monkeypatch):
+    import huggingface_hub
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", _refuse(AssertionError("the Hub was asked")))
+    (tmp_path / "meta-llama" / "Llama-3.1-8B").mkdir(parents=True)
+    (tmp_path / "meta-llama" / "Llama-3.1-8B" / "config.json").write_text(json.dumps(LLAMA_31_70B))
+    assert from_hf_config(HUB_ID).n_layers == 80       # the local folder's config (70B), not the Hub's
+
+
+def test_neither_a_path_nor_an_id(hub):
+    for bad in ("no such folder", "a/b/c", "-x/y", "owner/na--me", ""):
+        with pytest.raises(ValueError, match="neither an existing config.json"):
+            from_hf_config(bad)
+
+
+def test_hub_id_without_huggingface_hub(tmp_path, monkeypatch):
+    import sys
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)     # as if the hf extra were not installed
+    with pytest.raises(ValueError, match=r"'meta-llama/Llama-3.1-8B'.*pip install 'accelbook\[hf\]'"):
+        from_hf_config(HUB_ID)

@@ -116,7 +116,9 @@ def gemm_shape_efficiency(M, N, K, is_tpu, sms, mxu, n_mxu):
     s = min(sms // tiles, K // GPU_TILE[2])
     if s < 2:
         return plain
-    _, _, eta_tile, eta_k, eta_wave = gpu_tile_factors(M, N * s, math.ceil(K / s), sms, tm, GPU_TILE[1], GPU_TILE[2])
+    # float(): the same whole number as the first call's K, so both calls share one compiled gpu_tile_factors
+    _, _, eta_tile, eta_k, eta_wave = gpu_tile_factors(M, N * s, float(math.ceil(K / s)), sms, tm, GPU_TILE[1],
+                                                       GPU_TILE[2])
     return max(plain, eta_tile * eta_k * eta_wave)
 
 

@@ -77,6 +77,8 @@ UNITS: Mapping[str, float] = MappingProxyType(
         # dimensionless ratios (a slowdown fraction, max ÷ mean)
         "fraction": 1.0,
         "ratio": 1.0,
+        # carbon intensity of electricity: grams of CO2e per kWh -> grams per joule
+        "g_kwh": 1.0 / 3.6e6,
     }
 )
 
@@ -95,6 +97,7 @@ _FAMILIES = {
     "count": (("count",), 1e18),
     "fraction": (("fraction",), 1.0),
     "ratio": (("ratio",), 1e6),
+    "carbon intensity": (("g_kwh",), 1e4 / 3.6e6),    # 10 kg per kWh: ten times a lignite plant
 }
 UNIT_LIMITS: Mapping[str, float] = MappingProxyType(
     {unit: limit for units, limit in _FAMILIES.values() for unit in units})

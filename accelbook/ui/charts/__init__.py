@@ -37,9 +37,9 @@ from .chip import (
     trace_chart,
 )
 from .economics import fleet_chart, payback_chart, tornado_chart, training_cost_chart
-from .inference import batch_sweep_chart, frontier_chart, serving_chart
+from .inference import batch_sweep_chart, frontier_chart, serving_chart, throughput_interactivity_chart
 from .moe import crossover_chart, moe_load_chart
 from .network import collective_chart, hop_histogram_chart
 from .training import MEM_ORDER, TIME_COLOURS, TIME_ORDER, scaling_chart, step_chart, validation_chart, waterfall_chart
 
-__all__ = ['BOUND_COLOURS', 'Figure', 'HEIGHT', 'SLIDE_PX', 'save_for_slides', 'MEM_ORDER', 'STATUS_SHAPES', 'TIME_COLOURS', 'TIME_ORDER', 'WIDTH', 'batch_sweep_chart', 'collective_chart', 'crossover_chart', 'dataflow_chart', 'design_map_chart', 'efficiency_sweep_chart', 'fleet_chart', 'frontier_chart', 'hop_histogram_chart', 'layer_time_chart', 'message_figure', 'moe_load_chart', 'named_data', 'payback_chart', 'pe_grid_chart', 'peak_bandwidth_chart', 'records', 'roofline_chart', 'scaling_chart', 'serving_chart', 'stack', 'step_chart', 'tornado_chart', 'trace_chart', 'training_cost_chart', 'validation_chart', 'vl_version', 'waterfall_chart']
+__all__ = ['BOUND_COLOURS', 'Figure', 'HEIGHT', 'SLIDE_PX', 'save_for_slides', 'MEM_ORDER', 'STATUS_SHAPES', 'TIME_COLOURS', 'TIME_ORDER', 'WIDTH', 'batch_sweep_chart', 'collective_chart', 'crossover_chart', 'dataflow_chart', 'design_map_chart', 'efficiency_sweep_chart', 'fleet_chart', 'frontier_chart', 'hop_histogram_chart', 'layer_time_chart', 'message_figure', 'moe_load_chart', 'named_data', 'payback_chart', 'pe_grid_chart', 'peak_bandwidth_chart', 'records', 'roofline_chart', 'scaling_chart', 'serving_chart', 'stack', 'step_chart', 'throughput_interactivity_chart', 'tornado_chart', 'trace_chart', 'training_cost_chart', 'validation_chart', 'vl_version', 'waterfall_chart']

@@ -126,6 +126,36 @@ def frontier_chart(front: pd.DataFrame, target_tps_user: float, per: str = "chip
                                 target=pd.DataFrame({"tokens_per_s_per_user": [float(target_tps_user)]}))
 
 
+#: the axes of vLLM's and NVIDIA's serving plots: interactivity along x, throughput per GPU up y
+INTERACTIVITY_TITLE = "interactivity: output tokens/s per user"
+THROUGHPUT_PER_GPU_TITLE = "output tokens/s per GPU (per chip for other accelerators)"
+
+
+@catalogue_cache(maxsize=1)
+def _template_throughput_interactivity() -> dict:
+    base = alt.Chart(named_data("points")).encode(
+        x=alt.X("tokens_per_s_per_user:Q", title=INTERACTIVITY_TITLE),
+        y=alt.Y("tokens_per_s_per_chip:Q", title=THROUGHPUT_PER_GPU_TITLE),
+        color=alt.Color("system:N", title=None, legend=alt.Legend(orient="bottom", columns=2)),
+        tooltip=["system:N", alt.Tooltip("tokens_per_s_per_user:Q", format=",.0f"),
+                 alt.Tooltip("tokens_per_s_per_chip:Q", format=",.0f"), "tp:Q", "batch:Q"])
+    line = base.mark_line(point=True)
+    label = base.mark_text(align="left", dx=4, dy=-6, fontSize=9).encode(text="batch:Q")
+    return alt.layer(line, label).properties(width=WIDTH, height=300).to_dict()
+
+
+def throughput_interactivity_chart(front: pd.DataFrame, title: str = "") -> Figure:
+    """Output tokens/s per GPU (y) against output tokens/s per user (x), linear axes, one line per
+    ``system``, each point labelled with its batch (the concurrency of vLLM's and NVIDIA's plots): the
+    serving engineer's view of :func:`accelbook.inference.frontier`'s rows (``system``,
+    ``tokens_per_s_per_user``, ``tokens_per_s_per_chip``, ``tp``, ``batch``). Points out of the model's
+    reach (a ``flag``) are left out: this chart shows only what the model stands behind."""
+    keep = (_flags(front) == "") & front["tokens_per_s_per_chip"].notna().to_numpy()
+    f = front.loc[keep, ["system", "tokens_per_s_per_user", "tokens_per_s_per_chip", "tp", "batch"]]
+    return Figure.from_template(_template_throughput_interactivity(), title=title,
+                                points=f.sort_values(["system", "tokens_per_s_per_user"]))
+
+
 @catalogue_cache(maxsize=1)
 def _template_serving() -> dict:
     x = alt.X("rate_per_s:Q", title="offered load (requests/s)")
