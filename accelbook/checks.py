@@ -6,6 +6,9 @@ Each check takes the argument's *name* first, so the error names it::
     real("utilisation", 1.5, hi=1) ValueError: utilisation must be a number in [0.0, 1], got 1.5
     one_of("phase", "train", PHASES)
 
+:func:`integral` is :func:`whole` that also takes a whole float (``8.0``, a grid's column of floats) and
+never truncates ``1.5``; :func:`flag` takes only ``True`` or ``False``.
+
 Booleans are refused where a number is expected (``True`` is an ``int`` to Python, never a chip
 count to a user). NumPy integers and floats are accepted like Python's.
 
@@ -29,7 +32,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-__all__ = ["whole", "real", "positive", "fraction", "one_of", "positive_array", "instance", "within_budget",
+__all__ = ["whole", "integral", "flag", "real", "positive", "fraction", "one_of", "positive_array", "instance", "within_budget",
            "output", "output_fields", "at_most"]
 
 
@@ -38,6 +41,22 @@ def whole(name: str, v: Any, lo: int = 1) -> int:
     if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
         raise ValueError(f"{name} must be a whole number >= {lo}, got {v!r}")
     return int(v)
+
+
+def integral(name: str, v: Any, lo: int = 1) -> int:
+    """:func:`whole`, also of a whole number written as a float (``8.0``: a grid's or a table's column of
+    floats); ``1.5``, NaN or text is a ``ValueError`` naming ``name``, never truncated by ``int()``."""
+    if isinstance(v, (float, np.floating)) and math.isfinite(v) and float(v).is_integer():
+        v = int(v)
+    return whole(name, v, lo)
+
+
+def flag(name: str, v: Any) -> bool:
+    """``v`` if it is ``True`` or ``False`` (a NumPy boolean too); else a ``TypeError`` naming ``name``:
+    ``"yes"``, 1 or ``None`` are not a choice a user meant."""
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(v).__name__} {v!r}"[:200])
+    return bool(v)
 
 
 def at_most(name: str, v: Any, hi: float, where: str) -> Any:

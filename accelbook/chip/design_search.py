@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import positive, within_budget
+from accelbook.checks import instance, positive, within_budget
 
 from .design_die import Design, components, design, throughput
 from .design_params import Params, builtin_params
@@ -48,7 +48,17 @@ def _budgets(p, area_mm2, power_w, grid_mm2, io_mm2):
     P = p.power_w if power_w is None else positive("power_w", power_w)
     g = positive("grid_mm2", grid_mm2)
     io = p.h100_split["io_mm2"] if io_mm2 is None else positive("io_mm2", io_mm2, allow_zero=True)
+    if A <= p.uncore_mm2 + io:
+        raise ValueError(f"area_mm2 = {A:g} leaves no room for any design: the uncore ({p.uncore_mm2:g} mm²) and "
+                         f"the I/O (io_mm2 = {io:g} mm²) take it all")
+    if g > A - p.uncore_mm2 - io:
+        raise ValueError(f"grid_mm2 = {g:g} is coarser than the room area_mm2 = {A:g} leaves for matrix and SRAM "
+                         f"({A - p.uncore_mm2 - io:g} mm²): no step of the grid fits; use a smaller grid_mm2")
     return A, P, g, io
+
+
+def _params(params) -> Params:
+    return builtin_params() if params is None else instance("params", params, Params)
 
 
 def sweep(workloads, area_mm2: float | None = None, power_w: float | None = None, grid_mm2: float = 10.0,
@@ -56,7 +66,7 @@ def sweep(workloads, area_mm2: float | None = None, power_w: float | None = None
     """Evaluate every fitting split of the grid on each workload: one row per split, one
     ``<name>_tokens_per_s_per_chip`` and ``<name>_limit`` column per workload. ``io_mm2`` is held
     fixed (default: the H100 split's)."""
-    p = params if params is not None else builtin_params()
+    p = _params(params)
     A, P, g, io = _budgets(p, area_mm2, power_w, grid_mm2, io_mm2)
     ws = workloads if isinstance(workloads, (list, tuple)) else [workloads]
     M, S, N, comp = _grid(p, A, P, g, io)
@@ -88,7 +98,7 @@ def best_design(workload: TrainingWorkload | DecodeWorkload, area_mm2: float | N
                 params: Params | None = None) -> tuple[Design, pd.DataFrame]:
     """The split with the highest tokens/s per chip on ``workload``, and the table of all fitting
     splits (sorted best first). Grid: matrix and SRAM in ``grid_mm2`` steps, every stack count."""
-    p = params if params is not None else builtin_params()
+    p = _params(params)
     need(workload, p)  # validates the workload first
     A, P, _, _ = _budgets(p, area_mm2, power_w, grid_mm2, io_mm2)
     df = sweep([workload], area_mm2, power_w, grid_mm2, io_mm2, p)
@@ -107,8 +117,9 @@ def compare_8t_8i(training: TrainingWorkload | None = None, decode: DecodeWorklo
     mean of the two throughputs, each relative to its specialist) on the same grid, plus Google's
     TPU 8t / 8i stack counts and SRAM for the direction. Columns: matrix_mm2, sram_mb,
     n_hbm_stacks, training/decode tokens/s per chip and each as a share of the specialist's."""
-    p = params if params is not None else builtin_params()
-    training, decode = training or TrainingWorkload(), decode or DecodeWorkload()
+    p = _params(params)
+    training = TrainingWorkload() if training is None else instance("training", training, TrainingWorkload)
+    decode = DecodeWorkload() if decode is None else instance("decode", decode, DecodeWorkload)
     _budgets(p, area_mm2, power_w, grid_mm2, io_mm2)
     return compare_in_sweep(sweep([training, decode], area_mm2, power_w, grid_mm2, io_mm2, p), p)
 
@@ -116,7 +127,10 @@ def compare_8t_8i(training: TrainingWorkload | None = None, decode: DecodeWorklo
 def compare_in_sweep(df: pd.DataFrame, params: Params | None = None) -> pd.DataFrame:
     """:func:`compare_8t_8i`'s table from a :func:`sweep` of a training and a decode workload already
     made (``sweep([training, decode], ...)``), so a caller that shows the sweep too need not make it twice."""
-    p = params if params is not None else builtin_params()
+    p = _params(params)
+    df = instance("df", df, pd.DataFrame)
+    if df.empty or "training_tokens_per_s_per_chip" not in df or "decode_tokens_per_s_per_chip" not in df:
+        raise ValueError("df must be a non-empty sweep([training, decode], ...) of a training and a decode workload")
     t, d = df["training_tokens_per_s_per_chip"].to_numpy(), df["decode_tokens_per_s_per_chip"].to_numpy()
     it, id_ = _pick(df, t), _pick(df, d)
     if t[it] <= 0 or d[id_] <= 0:

@@ -42,11 +42,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import one_of
+from accelbook.checks import at_most, instance, integral, one_of
 from accelbook.chip.roofline import time_bounds
-from accelbook.specs.chips import Chip, usable_memory_bytes
+from accelbook.specs.chips import Chip, get_chip, usable_memory_bytes
 from accelbook.specs.formats import FormatSpec, get_format, load_formats
-from accelbook.specs.models import Model, bytes_per_element
+from accelbook.specs.models import Model, bytes_per_element, get_model
 
 #: the formats a model is stored and computed in, in the order of the notebook's tables (element-only
 #: formats and the E8M0 scale are parts of these)
@@ -75,6 +75,30 @@ def _spec(fmt: FormatSpec | str) -> FormatSpec:
             _FOUND.clear()
         hit = _FOUND[fmt] = (formats, get_format(fmt))
     return hit[1]
+
+
+def _format(name: str, fmt: FormatSpec | str) -> FormatSpec:
+    """:func:`_spec`, an unknown or ill-typed format's error led by the argument's name."""
+    try:
+        return _spec(fmt)
+    except KeyError as err:
+        raise ValueError(f"{name}: {err.args[0] if err.args else err}") from None
+    except TypeError as err:
+        raise TypeError(f"{name}: {err}") from None
+
+
+def _chip(chip: Chip | str) -> Chip:
+    return instance("chip", chip, Chip, get_chip)
+
+
+def _model(model: Model | str) -> Model:
+    return instance("model", model, Model, get_model)
+
+
+def _chips(chips) -> list[Chip]:
+    if isinstance(chips, (str, Chip)) or not hasattr(chips, "__iter__"):
+        raise TypeError(f"chips must be a list of chips (objects or names), got {chips!r}"[:200])
+    return [_chip(c) for c in chips]
 
 
 def bits_per_element(fmt: FormatSpec | str) -> float:
@@ -196,8 +220,9 @@ def format_table(ids=TEACHING_FORMATS) -> pd.DataFrame:
 # -- on a chip -------------------------------------------------------------------------------------------------
 def peak_flop_s(chip: Chip, fmt: FormatSpec | str) -> float | None:
     """The chip's dense peak for ``fmt`` (that of its ``chip_precision``), or None where the vendor
-    published none (TPU v5p has no fp4 peak; no chip in the catalogue has an int4 one)."""
-    f = _spec(fmt)
+    published none (TPU v5p has no fp4 peak; no chip in the catalogue has an int4 one). ``chip``: an object
+    or a catalogue name."""
+    chip, f = _chip(chip), _format("fmt", fmt)
     if f.chip_precision is None or f.chip_precision not in chip.precisions:
         return None
     return chip.peak_flop_s(f.chip_precision)
@@ -207,7 +232,7 @@ def peak_table(chips, ids=TEACHING_FORMATS) -> pd.DataFrame:
     """One row per (chip, format): the dense peak (NaN where unpublished) and its ratio to the chip's
     bf16 peak (NaN where either is unpublished)."""
     rows = []
-    for c in chips:
+    for c in _chips(chips):
         base = peak_flop_s(c, BASELINE)
         for i in ids:
             p = peak_flop_s(c, i)
@@ -221,7 +246,7 @@ def compute_precision(chip: Chip, fmt: FormatSpec | str) -> str:
     """The catalogue precision a matmul on weights in ``fmt`` runs at: the format's own if the chip
     publishes a peak for it, else bf16 (or fp16): the weights are widened before the multiply, as weight-only
     kernels do (int4 on every chip; fp4 on an H100). ValueError if the chip has neither."""
-    f = _spec(fmt)
+    chip, f = _chip(chip), _format("fmt", fmt)
     if f.chip_precision in chip.precisions:
         return f.chip_precision
     if bits_per_element(f) > 16:   # a wider format cannot be "widened" to 16 bits
@@ -235,6 +260,7 @@ def compute_precision(chip: Chip, fmt: FormatSpec | str) -> str:
 def kv_elements_per_token(model: Model, context: int | None = None) -> float:
     """KV-cache elements per token of context: ``Model.kv_cache_bytes_per_token`` in elements (2·L·H_kv·d_h,
     or L·(d_c + d_r) with MLA); at ``context`` tokens, the mean over a windowed model's layers."""
+    model = _model(model)
     kvb = model.kv_cache_bytes_per_token(BASELINE) if context is None else model.kv_bytes_per_token_at(context, BASELINE)
     return kvb / bytes_per_element(BASELINE)
 
@@ -243,14 +269,19 @@ def serving_memory(model: Model, weight_format, kv_format, context: int, batch: 
     """Bytes to serve ``model``: ``weights = N · bits_w / 8``, ``kv = B · s · n_kv · bits_kv / 8``, and their sum."""
     _check_whole("context", context)
     _check_whole("batch", batch)
+    model, weight_format, kv_format = _model(model), _format("weight_format", weight_format), _format("kv_format", kv_format)
     w = model.params * bits_per_element(weight_format) / 8
     kv = batch * context * kv_elements_per_token(model, context) * bits_per_element(kv_format) / 8
     return {"weights_bytes": w, "kv_bytes": kv, "total_bytes": w + kv}
 
 
+#: the largest context (tokens) and batch a decode step is computed for: far past any served model
+MAX_CONTEXT, MAX_BATCH = 10**9, 10**7
+
+
 def _check_whole(name: str, v) -> None:
-    if isinstance(v, bool) or not float(v).is_integer() or v < 1:
-        raise ValueError(f"{name} must be a whole number >= 1, got {v!r}")
+    at_most(name, integral(name, v), MAX_CONTEXT if name == "context" else MAX_BATCH,
+            "accelbook.chip.number_formats.MAX_CONTEXT, MAX_BATCH")
 
 
 @dataclass(frozen=True)
@@ -274,8 +305,10 @@ class DecodeStep:
 def decode_step(model: Model, chip: Chip, weight_format, kv_format, context: int, batch: int) -> DecodeStep:
     """A decode step's roofline time with weights in ``weight_format`` and the KV cache in ``kv_format``:
     ``t = max(F / P, D / B_mem)``. The bytes are streamed as if through one chip; spread over ``n`` chips each
-    reads ``1/n`` and the time divides by ``n`` for every format alike (communication left out)."""
-    wf, kf = _spec(weight_format), _spec(kv_format)
+    reads ``1/n`` and the time divides by ``n`` for every format alike (communication left out). ``model``,
+    ``chip``: objects or catalogue names (so in every function of this module)."""
+    model, chip = _model(model), _chip(chip)
+    wf, kf = _format("weight_format", weight_format), _format("kv_format", kv_format)
     bw = chip.memory_bw_bytes_per_s
     if bw is None:
         raise ValueError(f"{chip.name} has no published memory bandwidth")
@@ -297,6 +330,7 @@ def decode_speedup(model: Model, chip: Chip, weight_format, kv_format, context: 
                    baseline: str = BASELINE) -> float:
     """``t(baseline weights and KV) / t(weight_format, kv_format)``: what fewer bytes (and a faster peak)
     buy a decode step. 3.39 for Llama 3.1 70B in NVFP4 (bf16 KV) on a B200 at batch 1 and 8K tokens."""
+    baseline = _format("baseline", baseline)
     ref = decode_step(model, chip, baseline, baseline, context, batch)
     return ref.t_s / decode_step(model, chip, weight_format, kv_format, context, batch).t_s
 
@@ -305,15 +339,24 @@ def precision_sweep(model: Model, chip: Chip, kv_format=None, context: int = 819
                     ids=TEACHING_FORMATS) -> pd.DataFrame:
     """One row per weight format: bits per element, weights and KV bytes, chips to hold them, the peak, the
     decode step and its speed-up over bf16 weights and KV. ``kv_format`` None keeps the KV cache in the
-    weights' format. Formats a chip cannot compute even widened are left out."""
+    weights' format. Formats a chip cannot compute even widened are left out; an unknown format is an error."""
+    model, chip = _model(model), _chip(chip)
+    if kv_format is not None:
+        kv_format = _format("kv_format", kv_format)
+    if isinstance(ids, (str, FormatSpec)) or not hasattr(ids, "__iter__"):
+        raise TypeError(f"ids must be a list of format ids, got {ids!r}"[:200])
+    ids = list(ids)
+    for i in ids:
+        _format("ids", i)
     rows = []
     ref = decode_step(model, chip, BASELINE, BASELINE, context, batch)
     for i in ids:
         kf = i if kv_format is None else kv_format
         try:
-            s = decode_step(model, chip, i, kf, context, batch)
-        except ValueError:
+            compute_precision(chip, i)
+        except ValueError:      # the chip cannot compute this format, even widened
             continue
+        s = decode_step(model, chip, i, kf, context, batch)
         p = peak_flop_s(chip, i)
         rows.append({"format": i, "kv_format": s.kv_format, "bits_per_element": bits_per_element(i),
                      "weights_bytes": s.weights_bytes, "kv_bytes": s.kv_bytes, "chips_to_hold": s.chips_to_hold,
@@ -340,7 +383,7 @@ def peak_ratio_table(chips, fmt="nvfp4", baseline="fp8-e4m3") -> pd.DataFrame:
     """Per chip: the dense peak at ``fmt`` over the peak at ``baseline`` (1 where the chip has no ``fmt``
     peak but runs it at the baseline's, NaN where it publishes neither); ``published`` says which."""
     rows = []
-    for c in chips:
+    for c in _chips(chips):
         p, b = peak_flop_s(c, fmt), peak_flop_s(c, baseline)
         rows.append({"chip": c.name, f"{fmt}_flop_s": math.nan if p is None else p,
                      f"{baseline}_flop_s": math.nan if b is None else b,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from accelbook.checks import at_most, flag, fraction, one_of, positive, real, whole
 from accelbook.specs.chips import get_chip
 
 #: catalogue quantities a check can name: name -> (how to read it from a chip, provenance key, unit family, words)
@@ -31,6 +32,8 @@ QUANTITIES = {
 _UNITS = {"flop": ((1e18, "EFLOP/s"), (1e15, "PFLOP/s"), (1e12, "TFLOP/s")),
           "bytes": ((1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB")),
           "bw": ((1e15, "PB/s"), (1e12, "TB/s"), (1e9, "GB/s")), "count": ((1.0, "chips"),)}
+#: the most chips :func:`torus_diameter` searches the shapes of (its search is O(n_chips))
+MAX_TORUS_CHIPS = 2**20
 #: source kinds that count as independent evidence for a figure
 INDEPENDENT_KINDS = ("primary", "secondary")
 
@@ -78,6 +81,12 @@ def system_totals(chip, n_chips, claimed, rack=None, rel_tol=0.05, check_n=False
     is independent (primary or secondary, and not the source the catalogue gives for the ``rack``
     entry's own total); consistent but dependent figures give "cannot tell"; a miss, "not supported".
     """
+    n_chips, rel_tol, check_n = whole("n_chips", n_chips), fraction("rel_tol", rel_tol), flag("check_n", check_n)
+    if not isinstance(claimed, dict) or not claimed:
+        raise TypeError(f"claimed must be a table of quantity -> claimed total, got {claimed!r}"[:200])
+    for name, value in claimed.items():
+        one_of("claimed quantity", name, QUANTITIES)
+        positive(f"claimed[{name!r}]", value)
     says, nums, misses, dependent = [], {}, [], []
     if check_n:
         n_cat, n_src, n_kind = quantity(chip, "scale_up_chips")
@@ -120,6 +129,14 @@ def ratio_within(a, b, low, high=math.inf):
     same chip to divide by)}. Supported inside the range when every figure comes from a primary or
     secondary source; outside it, not supported; inside it on a derived or estimated figure, cannot tell.
     """
+    low, high = real("low", low), real("high", high, allow_inf=True)
+    if low > high:
+        raise ValueError(f"low ({low:g}) must be at most high ({high:g})")
+    for name, side in (("a", a), ("b", b)):
+        if not isinstance(side, dict) or "chip" not in side or "quantity" not in side:
+            raise TypeError(f"{name} must be a table {{chip, quantity, n, per}}, got {side!r}"[:200])
+        one_of(f"{name}.quantity", side["quantity"], QUANTITIES)
+        positive(f"{name}.n", side.get("n", 1))
     vals, parts, weak = [], [], []
     for side in (a, b):
         v, src, kind = quantity(side["chip"], side["quantity"])
@@ -153,6 +170,9 @@ def torus_diameter(n_chips, claimed_hops, dims=3):
     a × b × c = n with wraparound), against a claimed hop count."""
     from accelbook.network.geometry import torus_diameter as diameter
 
+    n_chips = at_most("n_chips", whole("n_chips", n_chips), MAX_TORUS_CHIPS,
+                      "accelbook.economics.claim_checks.MAX_TORUS_CHIPS")
+    whole("claimed_hops", claimed_hops, 0), one_of("dims", dims, (3,))
     best, shape = math.inf, None
     for x in range(1, n_chips + 1):
         if n_chips % x:
@@ -179,6 +199,7 @@ def reconstructed_diameter(claimed_max_hops, groups=36, boards_per_group=8, chip
     (``accelbook.network.topology.boardfly``) against a claimed maximum: at most "cannot tell"."""
     from accelbook.network import topology as tp
 
+    whole("claimed_max_hops", claimed_max_hops, 0)
     t = tp.boardfly(groups, boards_per_group, chips_per_board)
     d = int(tp.hop_stats(t)["diameter"])
     says = (f"Our BoardFly-like reconstruction ({groups} groups x {boards_per_group} boards x {chips_per_board} chips = "

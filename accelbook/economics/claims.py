@@ -19,6 +19,7 @@ writes ``docs/claims.md`` (:func:`render_claims_page`).
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 import sys
@@ -28,10 +29,12 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
+from accelbook.checks import fraction, instance, positive, whole
+from accelbook.files import checked_file_path, read_toml
 from accelbook.specs.bibliography import markdown_escape
 from accelbook.specs.catalogue import catalogue_cache
-from accelbook.specs.chips import get_chip
-from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, lookup_source, read_table_file
+from accelbook.specs.chips import Chip, get_chip
+from accelbook.specs.loader import DATA_DIR, CatalogueError, check_keys, load_sources, lookup_source
 
 from . import claim_checks, claim_scenarios
 from .cost import implied_params, peak_flop_per_usd
@@ -67,6 +70,23 @@ def _check(fn):
     return fn
 
 
+def _range(lo_name: str, lo, hi_name: str, hi) -> tuple[float, float]:
+    """A claimed range ``[lo, hi]`` of prices or ratios: both finite and > 0, ``lo <= hi``."""
+    lo, hi = positive(lo_name, lo), positive(hi_name, hi)
+    if lo > hi:
+        raise ValueError(f"{lo_name} ({lo:g}) must be at most {hi_name} ({hi:g})")
+    return lo, hi
+
+
+def _chip(name: str, chip) -> Chip:
+    return instance(name, chip, Chip, get_chip)
+
+
+def _mfus(**mfus) -> None:
+    for name, v in mfus.items():
+        fraction(name, v, zero_ok=False)
+
+
 def _pct(x: float) -> str:
     return f"{x * 100:+.0f}%"
 
@@ -74,7 +94,8 @@ def _pct(x: float) -> str:
 @_check
 def tokens_and_mfu(chip_a, tokens_a, mfu_a, chip_b, tokens_b, mfu_b):
     """Tokens/s and MFU together fix the model size: N ≈ MFU·P / (6·tokens/s)."""
-    a, b = get_chip(chip_a), get_chip(chip_b)
+    positive("tokens_a", tokens_a), positive("tokens_b", tokens_b), _mfus(mfu_a=mfu_a, mfu_b=mfu_b)
+    a, b = _chip("chip_a", chip_a), _chip("chip_b", chip_b)
     n_a = implied_params(tokens_a, mfu_a, a)
     n_b = implied_params(tokens_b, mfu_b, b)
     ratio = n_a / n_b
@@ -93,6 +114,7 @@ def tokens_and_mfu(chip_a, tokens_a, mfu_a, chip_b, tokens_b, mfu_b):
 @_check
 def price_range(chip_a, low_a, high_a, chip_b, low_b, high_b):
     """Compare claimed hourly price ranges with the catalogue's list prices."""
+    _range("low_a", low_a, "high_a", high_a), _range("low_b", low_b, "high_b", high_b)
     out, inside, nums = [], [], {}
     for cid, lo, hi in ((chip_a, low_a, high_a), (chip_b, low_b, high_b)):
         c = get_chip(cid)
@@ -117,7 +139,8 @@ def price_range(chip_a, low_a, high_a, chip_b, low_b, high_b):
 @_check
 def price_performance(chip_a, chip_b, low, high, mfu_a, mfu_b):
     """Price-performance ratio a/b = (MFU_a·P_a/price_a) / (MFU_b·P_b/price_b) under two MFU assumptions."""
-    a, b = get_chip(chip_a), get_chip(chip_b)
+    _range("low", low, "high", high), _mfus(mfu_a=mfu_a, mfu_b=mfu_b)
+    a, b = _chip("chip_a", chip_a), _chip("chip_b", chip_b)
     equal = peak_flop_per_usd(a) / peak_flop_per_usd(b)
     claimed = equal * mfu_a / mfu_b
     says = (f"Peak bf16 FLOPs per list-price dollar: {a.name} / {b.name} = {equal:.2f} ({_pct(equal - 1)}) at equal MFU; "
@@ -137,8 +160,8 @@ def price_performance(chip_a, chip_b, low, high, mfu_a, mfu_b):
 @_check
 def generation_price_performance(chip, baseline, claimed, vendor_claim, also_against=()):
     """Peak FLOPs per dollar of ``chip`` relative to ``baseline`` (and others), vs the claimed factor."""
-    c = get_chip(chip)
-    base = get_chip(baseline)
+    positive("claimed", claimed), positive("vendor_claim", vendor_claim)
+    c, base = _chip("chip", chip), _chip("baseline", baseline)
     r = peak_flop_per_usd(c) / peak_flop_per_usd(base)
     nums = {f"vs_{baseline}": r}
     others = []
@@ -171,7 +194,8 @@ def _printed_unit(capacity_bytes: float, printed: float) -> str | None:
 def memory_per_group(chip_a, claimed_a_gb, chip_b, n_b, claimed_b):
     """HBM of one chip vs n chips of another; GB (1e9) vs GiB (2^30) made explicit: each printed figure is
     read in the unit in which it matches the catalogue's capacity (memory is binary, vendors print "GB")."""
-    a, b = get_chip(chip_a), get_chip(chip_b)
+    positive("claimed_a_gb", claimed_a_gb), positive("claimed_b", claimed_b), whole("n_b", n_b)
+    a, b = _chip("chip_a", chip_a), _chip("chip_b", chip_b)
     a_gb, a_gib = a.hbm_bytes / 1e9, a.hbm_bytes / 2**30
     b_gib = n_b * b.hbm_bytes / 2**30
     b_gb = n_b * b.hbm_bytes / 1e9
@@ -203,17 +227,31 @@ for _fn in (claim_checks.system_totals, claim_checks.ratio_within, claim_checks.
 def load_claims(path: Path | str | None = None) -> tuple[Claim, ...]:
     """Read a claims TOML file (default ``data/claims.toml``): each ``[id]`` names a check of this
     module, its ``params`` and the ``evidence`` (ids in ``data/sources.toml``)."""
-    path = Path(path) if path is not None else DATA_DIR / "claims.toml"
-    raw = read_table_file(path)
+    path = checked_file_path(path, "claims file") if path is not None else DATA_DIR / "claims.toml"
+    raw = read_toml(path, "claims file")      # a missing, non-UTF-8, malformed or absurd file: named
     sources = load_sources()
     out = []
     for cid, e in raw.items():
+        if not isinstance(e, dict):
+            raise CatalogueError(path, cid, None, "top-level keys must be tables like [my-claim]")
         check_keys(path, cid, e, required={"claim", "origin", "published", "evidence", "check", "params"},
                     optional=set())
-        if e["check"] not in _CHECKS:
+        for key in ("claim", "origin", "published"):
+            if not isinstance(e[key], str):
+                raise CatalogueError(path, cid, key, f"must be a string, got {e[key]!r}"[:200])
+        if not isinstance(e["check"], str) or e["check"] not in _CHECKS:
             raise CatalogueError(path, cid, "check", f"no check named {e['check']!r}; have {sorted(_CHECKS)}")
+        if not isinstance(e["params"], dict):
+            raise CatalogueError(path, cid, "params", f"must be a table like params = {{ chip = \"h100\" }}, "
+                                                      f"got {e['params']!r}"[:200])
+        if not isinstance(e["evidence"], list):
+            raise CatalogueError(path, cid, "evidence", f"must be a list of source ids, got {e['evidence']!r}"[:200])
         for sid in e["evidence"]:
             lookup_source(path, cid, "evidence", sid, sources)
+        try:
+            inspect.signature(_CHECKS[e["check"]]).bind(**e["params"])
+        except TypeError as err:      # a missing or unknown parameter of the check, named before it runs
+            raise CatalogueError(path, cid, "params", f"do not fit check {e['check']!r}: {err}") from None
         out.append(Claim(cid, e["claim"], e["origin"], e["published"], tuple(e["evidence"]), e["check"],
                          dict(e["params"])))
     return tuple(out)

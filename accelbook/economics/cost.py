@@ -32,8 +32,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from accelbook.checks import fraction, instance, output, positive, whole
-from accelbook.specs.chips import Chip, get_chip
+from accelbook.checks import fraction, instance, one_of, output, positive, whole
+from accelbook.specs.chips import PRECISIONS, Chip, get_chip
 from accelbook.specs.loader import DATA_DIR, check_keys, load_sources, lookup_source, read_table_file
 from accelbook.specs.models import Model, get_model
 from accelbook.training.goodput import check_goodput
@@ -48,6 +48,11 @@ from accelbook.training.mfu import (
 
 def _mfu(mfu: float) -> float:
     return fraction("mfu", mfu, zero_ok=False)
+
+
+def _precision(precision: str) -> str:
+    """``precision`` if it is a catalogue precision: checked even where the bf16 peak is the one used."""
+    return one_of("precision", precision, PRECISIONS)
 
 
 def _chip(chip: Chip | str) -> Chip:
@@ -72,7 +77,7 @@ def training_tokens_per_s(model: Model, chip: Chip, mfu: float, seq_len: int = 4
     """Training tokens/s per chip at ``mfu`` (in the convention ``attention``, ``peak``):
     ``MFU · P / C_train`` (tokens/s), the inverse of :func:`implied_mfu`. ``model`` and ``chip``:
     objects or catalogue names."""
-    model, chip, seq_len = _model(model), _chip(chip), whole("seq_len", seq_len)
+    model, chip, seq_len, precision = _model(model), _chip(chip), whole("seq_len", seq_len), _precision(precision)
     return output("training_tokens_per_s", _mfu(mfu) * reference_peak_flop_s(chip, precision, peak)
                   / counted_flops_per_token(model, seq_len, attention))
 
@@ -82,7 +87,7 @@ def implied_mfu(tokens_per_s: float, model: Model, chip: Chip, seq_len: int = 40
     """MFU implied by a measured training rate: ``tokens_per_s · C_train / P``
     (:func:`accelbook.training.model_flops_utilisation`)."""
     tokens_per_s = positive("tokens_per_s", tokens_per_s)
-    model, chip, seq_len = _model(model), _chip(chip), whole("seq_len", seq_len)
+    model, chip, seq_len, precision = _model(model), _chip(chip), whole("seq_len", seq_len), _precision(precision)
     mfu = model_flops_utilisation(tokens_per_s, model, chip, seq_len, precision, attention, peak)
     if not 0 <= mfu <= 1:
         raise ValueError(f"tokens_per_s = {tokens_per_s:,.4g} implies MFU = {mfu:.3g} on {chip.name}: above 1, "
@@ -93,7 +98,7 @@ def implied_mfu(tokens_per_s: float, model: Model, chip: Chip, seq_len: int = 40
 def implied_params(tokens_per_s: float, mfu: float, chip: Chip, precision: str = "bf16",
                    peak: str = DEFAULT_PEAK) -> float:
     """Parameters N that a (tokens/s, MFU) pair implies on ``chip`` with C ≈ 6N: ``MFU·P / (6·tokens/s)``."""
-    tokens_per_s = positive("tokens_per_s", tokens_per_s)
+    tokens_per_s, precision = positive("tokens_per_s", tokens_per_s), _precision(precision)
     return output("implied_params", _mfu(mfu) * reference_peak_flop_s(_chip(chip), precision, peak) / (6.0 * tokens_per_s))
 
 
@@ -105,7 +110,7 @@ def usd_per_token(tokens_per_s: float, chip: Chip, price_usd_per_hour: float | N
 
 def peak_flop_per_usd(chip: Chip, precision: str = "bf16", price_usd_per_hour: float | None = None) -> float:
     """Peak FLOPs bought per dollar: ``P / price_usd_per_s`` (FLOP/USD). Price-performance at MFU = 1."""
-    chip = _chip(chip)
+    chip, precision = _chip(chip), _precision(precision)
     return output("peak_flop_per_usd", chip.peak_flop_s(precision) / _price(chip, price_usd_per_hour))
 
 
@@ -129,7 +134,9 @@ def training_cost_table(model: Model, chips: list[Chip], mfu: float, seq_len: in
     positive("price_scale", price_scale)
     positive("train_tokens", train_tokens)
     g = check_goodput(goodput)
-    model = _model(model)
+    model, precision = _model(model), _precision(precision)
+    _mfu(mfu)
+    whole("seq_len", seq_len)
     if isinstance(chips, (str, Chip)) or not hasattr(chips, "__iter__"):
         raise TypeError(f"chips must be a list of chips (objects or names), got {chips!r}"[:200])
     rows, skipped = [], []

@@ -24,6 +24,9 @@ from accelbook.specs.loader import DATA_DIR, check_keys, load_sources, parse_qua
 from accelbook.specs.system_power import system_power
 
 HOURS_PER_YEAR = 8760
+#: the shortest and longest lifetime (years) a chip's capex is spread over: a month past a rental term, a
+#: century past any data centre; outside, an annuity over 1e-30 years is not a cost anyone pays
+LIFETIME_YEARS_RANGE = (0.1, 100.0)
 
 # key in data/tco.toml's [defaults] -> argument of own_cost_per_hour
 _TCO_DEFAULT_KEYS = {"lifetime_years_count": "lifetime_years", "cost_of_capital_count": "cost_of_capital",
@@ -70,11 +73,11 @@ def own_cost_per_hour(purchase_usd: float, tdp_w: float, lifetime_years: float =
     ``tdp_w`` is ``P``, the power per chip at full load (W). :func:`rent_or_own` and the notebooks pass the
     whole system's share per chip (:func:`accelbook.specs.system_power.system_power`: 1,275 W for an H100 in
     a DGX H100), the one basis every power figure of the workbook uses; a board TDP alone leaves out the
-    host, network and fans.
+    host, network and fans. ``lifetime_years`` in :data:`LIFETIME_YEARS_RANGE` ([0.1, 100] years).
     """
     p = positive("purchase_usd", purchase_usd, allow_zero=True)
     tdp = positive("tdp_w", tdp_w, allow_zero=True)
-    n = positive("lifetime_years", lifetime_years)
+    n = real("lifetime_years", lifetime_years, *LIFETIME_YEARS_RANGE)
     r = positive("cost_of_capital", cost_of_capital, allow_zero=True)
     u = fraction("utilisation", utilisation, zero_ok=False)
     pue = real("pue", pue, lo=1.0)    # 1 = no overhead

@@ -49,7 +49,8 @@ def _layout(model: Model, n_chips, batch_size, input_len, output_len, precision,
     s_in = at_most("input_len", whole("input_len", input_len), MAX_TOKENS, _WHERE.format("TOKENS"))
     s_out = at_most("output_len", whole("output_len", output_len), MAX_TOKENS, _WHERE.format("TOKENS"))
     one_of("precision", precision, WEIGHT_PRECISIONS)
-    kv_precision = kv_precision or ("fp8" if precision in ("fp8", "fp4", "int8") else "bf16")
+    if kv_precision is None:    # "" or False is a mistake, not "the default"
+        kv_precision = "fp8" if precision in ("fp8", "fp4", "int8") else "bf16"
     one_of("kv_precision", kv_precision, WEIGHT_PRECISIONS)
     for name, v, hi in (("hop_latency_s", hop_latency_s, 1.0), ("price_usd_per_hour", price_usd_per_hour, 1e6)):
         if v is not None:

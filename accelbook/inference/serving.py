@@ -215,6 +215,19 @@ def _check_policy(kv_policy, disaggregated, prefix_caching) -> bool:
     return paged
 
 
+def _check_every_mode(n_instances, n_prefill, n_decode, block_tokens, kv_bytes_per_token, link_bytes_per_s,
+                      records) -> None:
+    """:func:`simulate`'s arguments that only one mode uses, checked in every mode: a typo in an argument a
+    mode ignores is still a typo (``block_tokens='x'`` with the reserve policy); and ``records``."""
+    if not isinstance(records, bool):
+        raise ValueError(f"records must be True or False, got {records!r}")
+    for name, v in (("n_instances", n_instances), ("n_prefill", n_prefill), ("n_decode", n_decode)):
+        _instances(name, v)
+    at_most("block_tokens", whole("block_tokens", block_tokens), 2**26, "a block of at most 2**26 tokens")
+    real("kv_bytes_per_token", kv_bytes_per_token, 0.0, 1e15)
+    real("link_bytes_per_s", link_bytes_per_s, 1.0, allow_inf=True)
+
+
 def _paged_args(workload, cost: StepCost, block_tokens, prefix_caching):
     """The paged kernel's pool and prefix arguments, checked: ``(n_blocks, block_tokens, pid,
     shared, n_prefixes)``; a ValueError if a request could not fit an empty pool at its last decode."""
@@ -275,8 +288,7 @@ def simulate(workload: ServingWorkload, cost: StepCost, n_instances: int = 1, ch
     if not isinstance(disaggregated, bool):
         raise ValueError(f"disaggregated must be True or False, got {disaggregated!r}")
     paged = _check_policy(kv_policy, disaggregated, prefix_caching)
-    if not isinstance(records, bool):
-        raise ValueError(f"records must be True or False, got {records!r}")
+    _check_every_mode(n_instances, n_prefill, n_decode, block_tokens, kv_bytes_per_token, link_bytes_per_s, records)
     schedule, ready_in, batch_of = _schedule_args(workload, schedule, batcher, paged, disaggregated, chunk)
     N = workload.n
     arrival, prompt, out = workload.arrival_s, workload.prompt_len, workload.output_len

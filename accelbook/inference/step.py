@@ -61,7 +61,10 @@ class StepCost:
                              "(an iteration takes time)")
 
     def iteration_s(self, n_dec: int = 0, ctx_tokens: int = 0, prefill_tokens: int = 0) -> float:
-        """Duration of one iteration (module docstring): :func:`iteration_time`, the simulators' own formula."""
+        """Duration of one iteration (module docstring): :func:`iteration_time`, the simulators' own formula.
+        ``n_dec``, ``ctx_tokens``, ``prefill_tokens``: whole numbers >= 0."""
+        n_dec, ctx_tokens, prefill_tokens = (whole(k, v, 0) for k, v in (
+            ("n_dec", n_dec), ("ctx_tokens", ctx_tokens), ("prefill_tokens", prefill_tokens)))
         return iteration_time(n_dec, prefill_tokens, ctx_tokens, self.fixed_s, self.weight_read_s, self.per_token_s,
                               self.comm_per_token_s, self.decode_per_ctx_token_s, self.prefill_attn_per_token_s)
 

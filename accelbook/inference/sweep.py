@@ -8,6 +8,7 @@ tensor-parallel degrees whatever ``n`` (a chip count of a billion lists its layo
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -191,10 +192,16 @@ def _grid(args: tuple, every: list, batches, kv_precision: str, kw: dict) -> dic
 
 def max_throughput(model, chip, n_chips: int, input_len: int, output_len: int, precision: str = "bf16",
                    tpot_target_s: float | None = None, ttft_target_s: float | None = None, **kw) -> InferenceEstimate:
-    """The layout and batch with the most tokens/s per chip that fit (and meet the targets, if given)."""
+    """The layout and batch with the most tokens/s per chip that fit (and meet the targets, if given).
+    ``kw``: :func:`sweep`'s ``batches``, ``max_tp``, ``layout`` (the choice is among those) and
+    :func:`~accelbook.inference.estimate.estimate`'s keywords; any other name is refused before the sweep."""
     for name, v in (("tpot_target_s", tpot_target_s), ("ttft_target_s", ttft_target_s)):
         if v is not None:
             positive(name, v)
+    unknown = sorted(set(kw) - _MAX_THROUGHPUT_KEYWORDS)
+    if unknown:
+        raise TypeError(f"max_throughput got an unexpected keyword argument {unknown[0]!r}; it takes "
+                        f"{', '.join(sorted(_MAX_THROUGHPUT_KEYWORDS))}")
     df = sweep(model, chip, n_chips, input_len, output_len, precision, **kw)
     if df.empty:
         m = model if isinstance(model, Model) else get_model(model)
@@ -212,8 +219,16 @@ def max_throughput(model, chip, n_chips: int, input_len: int, output_len: int, p
                          f"{ttft_target_s}); the fastest TPOT that fits is {df['tpot_s'].min() * 1e3:.1f} ms, the "
                          f"fastest TTFT {df['ttft_s'].min() * 1e3:.1f} ms")
     r = ok.loc[ok["tokens_per_s_per_chip"].idxmax()]
-    kw.pop("max_tp", None)           # a sweep's argument, not an estimate's
+    for k in _SWEEP_ONLY:            # a sweep's arguments, not an estimate's
+        kw.pop(k, None)
     return estimate(model, chip, n_chips, int(r.batch), input_len, output_len, precision, tp=int(r.tp), pp=int(r.pp), **kw)
+
+
+#: max_throughput's keywords: the sweep's own, and estimate's except those the search chooses
+_SWEEP_ONLY = ("batches", "max_tp", "layout")
+_MAX_THROUGHPUT_KEYWORDS = frozenset(_SWEEP_ONLY) | (frozenset(inspect.signature(checked_inputs).parameters)
+                                                    - {"model", "chip", "n_chips", "batch_size", "input_len",
+                                                       "output_len", "precision", "tp", "pp"})
 
 
 def pareto(df: pd.DataFrame, x: str = "tokens_per_s_per_user", y: str = "tokens_per_s_per_chip") -> pd.DataFrame:

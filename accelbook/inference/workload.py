@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import at_most, real, whole
+from accelbook.checks import at_most, positive_array, real, whole
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class ServingWorkload:
     prefix_id: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
-        a = np.asarray(self.arrival_s, dtype=np.float64).ravel()
+        a = positive_array("arrival_s", self.arrival_s, allow_zero=True).ravel()   # text, None: named
         if a.size == 0:
             raise ValueError("arrival_s must hold at least one request")
         if not np.all(np.isfinite(a)) or a.min() < 0:
@@ -39,6 +39,8 @@ class ServingWorkload:
         arrays = {"arrival_s": a}
         for name in ("prompt_len", "output_len"):
             raw = np.asarray(getattr(self, name)).ravel()
+            if raw.dtype == object:
+                raise ValueError(f"{name} must hold whole numbers >= 1, got {getattr(self, name)!r}"[:200])
             if raw.shape != a.shape:
                 raise ValueError(f"{name} must have one value per request ({a.size}), got shape {raw.shape}")
             if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer) or np.issubdtype(raw.dtype, np.floating)):

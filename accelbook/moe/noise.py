@@ -25,6 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from accelbook.checks import at_most, whole, within_budget
+
 #: SplitMix64's increment (the golden ratio · 2^64) and its two multipliers
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -56,9 +58,18 @@ def uniform(key):
     return (np.float64(z >> np.uint64(11)) + 0.5) * UNIT
 
 
+#: the most noise values one exp_noise call makes (8 bytes each: 1 GiB at the limit)
+MAX_NOISE_ELEMENTS = 2**27
+
+
 def exp_noise(seed: int, batch: int, n_tokens: int, n_experts: int) -> np.ndarray:
     """The (n_tokens, n_experts) Exp(1) noise ``x = -log(u)`` of one batch, vectorised: the same
-    numbers the kernel draws (module docstring)."""
+    numbers the kernel draws (module docstring). ``seed``, ``batch``: whole numbers in [0, 2**63); ``n_tokens``,
+    ``n_experts``: whole numbers >= 1, their product at most :data:`MAX_NOISE_ELEMENTS`."""
+    for name, v, lo in (("seed", seed, 0), ("batch", batch, 0), ("n_tokens", n_tokens, 1), ("n_experts", n_experts, 1)):
+        at_most(name, whole(name, v, lo), 2**63 - 1, "the key is uint64 arithmetic")
+    within_budget(f"exp_noise of {n_tokens:,} tokens × {n_experts:,} experts", float(n_tokens) * n_experts,
+                  MAX_NOISE_ELEMENTS, "elements", "accelbook.moe.noise.MAX_NOISE_ELEMENTS")
     with np.errstate(over="ignore"):        # uint64 arithmetic wraps, by definition
         t = np.arange(n_tokens, dtype=np.uint64)[:, None]
         key = token_key.py_func(seed, batch, n_tokens, t, n_experts) + np.arange(n_experts, dtype=np.uint64)[None, :]

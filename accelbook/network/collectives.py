@@ -62,7 +62,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from accelbook.checks import instance, one_of, output, positive, positive_array
+from accelbook.checks import instance, one_of, output, positive, positive_array, whole
 from accelbook.limits import grouped_sentence
 from accelbook.specs.fabrics import Protocol
 
@@ -79,8 +79,9 @@ COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broa
 
 
 def bus_factor(collective: str, p: int) -> float:
-    """nccl-tests' busbw / algbw factor."""
+    """nccl-tests' busbw / algbw factor over ``p`` ranks (a whole number >= 1)."""
     one_of("collective", collective, COLLECTIVES)
+    p = whole("p", p)
     if collective == "all_reduce":
         return 2 * (p - 1) / p
     if collective == "broadcast":
@@ -110,7 +111,13 @@ class Estimate:
 
 
 # -- the ring: one formula for every user (collectives, training and inference kernels) ----------------
-@njit(cache=True)
+# One explicit float64 signature each: every caller (Python with ints or floats, the training and inference
+# kernels) shares one compiled version instead of compiling one per mix of argument types (four in notebook
+# 06 alone); the values are those of the int versions (whole numbers below 2**53 are exact floats).
+_F3, _F5 = "float64(float64, float64, float64)", "float64(float64, float64, float64, float64, float64)"
+
+
+@njit(_F3, cache=True)
 def ring_latency_s(passes, p, alpha_s):
     """Latency of a ring collective over ``p`` ranks: ``passes·(p-1)·α``.
 
@@ -120,14 +127,14 @@ def ring_latency_s(passes, p, alpha_s):
     return passes * (p - 1) * alpha_s
 
 
-@njit(cache=True)
+@njit(_F3, cache=True)
 def ring_bytes_per_link(passes, S, p):
     """Bytes each rank's link carries in a ring collective of ``S`` bytes: ``passes·(p-1)/p·S``
     (Patarasuk and Yuan 2009; nccl-tests' busbw is S·passes·(p-1)/p over the time)."""
     return passes * (p - 1) / p * S
 
 
-@njit(cache=True)
+@njit(_F5, cache=True)
 def ring_time_s(passes, S, p, alpha_s, bw_bytes_per_s):
     """Time of a ring collective: ``passes·(p-1)·α + passes·(p-1)/p·S / B``; 0 for ``p <= 1``.
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from accelbook.checks import instance, whole
+
 from .geometry import axis_is_ring
 from .graph import GRID_KINDS, Topology
 
@@ -113,12 +115,22 @@ def path_work(what: str, work: float, memory_bytes: float = 0.0) -> None:
                          "forms of accelbook.network.geometry (torus_mean_hops, torus_diameter).")
 
 
+def _topo(topo) -> Topology:
+    return instance("topo", topo, Topology)
+
+
+def _seed(seed) -> int:
+    """A random seed: a whole number >= 0, checked whatever the traffic (a seed a mode ignores is still read)."""
+    return whole("seed", seed, 0)
+
+
 def hop_histogram(topo: Topology) -> np.ndarray:
     """``h[d]`` = number of ordered pairs of distinct chips whose shortest path has ``d`` hops.
 
     Refused (``ValueError``) past :data:`MAX_PATH_WORK`: the work is (chips / 64) searches × levels ×
     (nodes + directed links), the levels estimated from one search out of chip 0.
     """
+    topo = _topo(topo)
     if topo.n_endpoints < 2:
         raise ValueError("hop statistics need at least two chips")
     batches = (topo.n_endpoints + 63) // 64
@@ -222,7 +234,7 @@ def link_loads(topo: Topology, traffic="uniform", seed: int = 0) -> np.ndarray:
     for uniform traffic (every link of a dimension carries the same load, by symmetry); on a fat tree
     shortest paths are the up-down paths; on a dragonfly they are the minimal paths.
     """
-    demand = np.zeros((0, 0))
+    topo, seed, demand = _topo(topo), _seed(seed), np.zeros((0, 0))
     if not isinstance(traffic, str):
         traffic = np.asarray(traffic, dtype=np.float64)
     if isinstance(traffic, np.ndarray):
@@ -332,6 +344,7 @@ def _dor_load(indptr, indices, dims, wrap, src, dst):
 def dor_link_loads(topo: Topology, traffic: str = "uniform", seed: int = 0) -> np.ndarray:
     """Directed-link loads under dimension-ordered routing on a torus or mesh (CSR order, as
     :func:`link_loads`). ``traffic``: ``"uniform"`` or a seeded ``"permutation"``."""
+    topo, seed = _topo(topo), _seed(seed)
     if topo.kind not in GRID_KINDS or not topo.dims:
         raise ValueError("dimension-ordered routing needs a torus or mesh")
     if any(topo.wraparound) and topo.params.get("twisted"):

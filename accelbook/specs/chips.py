@@ -19,12 +19,13 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from accelbook.checks import positive
+from accelbook.checks import instance, one_of, positive, real, whole
 
 from .catalogue import Kind
 from .fabrics import fabrics
 from .loader import (
     STATUSES,
+    UNIT_LIMITS,
     CatalogueError,
     Provenance,
     Source,
@@ -37,7 +38,11 @@ from .loader import (
 )
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4")
-KINDS = ("gpu", "tpu", "asic", "wafer")
+KINDS = ("gpu", "tpu", "asic", "wafer", "cpu")   # cpu: a computer the measurement kit (accelbook.measure) timed
+#: a chips file's optional ``[measured.<chip id>]`` tables: the timings ``accelbook measure`` wrote beside the
+#: chip it measured (schema and reader: :mod:`accelbook.measure.writer`); the chip loader only checks that each
+#: names a chip of the same file
+MEASURED_TABLE = "measured"
 
 #: share of HBM kept free for the runtime, communication buffers and fragmentation. An ESTIMATE
 #: (PyTorch and NCCL keep a few GB of an 80 GB card for themselves; vLLM's default
@@ -197,10 +202,10 @@ class Chip:
         for k in changes:
             if k in numeric:
                 prov[k] = Provenance(source, "")
-        return dataclasses.replace(
+        return check_chip(dataclasses.replace(
             self, id=f"{self.id}+{label}", name=f"{self.name} ({label})", what_if=True,
             provenance=MappingProxyType(prov), **changes,
-        )
+        ))
 
 
 def parse_chip(path: Path | str, cid: str, entry: Mapping[str, Any], sources: Mapping[str, Source]) -> Chip:
@@ -269,13 +274,53 @@ def parse_chip(path: Path | str, cid: str, entry: Mapping[str, Any], sources: Ma
     year = entry.get("year")
     if year is not None and (not isinstance(year, int) or not 1990 < year < 2100):
         raise CatalogueError(path, cid, "year", f"must be a year like 2024, got {year!r}")
-    return Chip(
+    chip = Chip(
         id=cid, name=str(entry["name"]), vendor=str(entry["vendor"]), kind=entry["kind"],
         status=entry["status"], year=year, aliases=tuple(aliases), notes=str(entry.get("notes", "")),
         what_if=entry.get("what_if", False),
         peak_dense_flop_s=MappingProxyType(dense), peak_sparse_flop_s=MappingProxyType(sparse),
         provenance=MappingProxyType(prov), **kw,
     )
+    try:
+        return check_chip(chip)
+    except (TypeError, ValueError) as err:
+        raise CatalogueError(path, cid, None, str(err)) from None
+
+
+def check_chip(chip: Any) -> Chip:
+    """``chip`` if it passes the chips file's checks on the object (SI fields): one validation for the
+    loader, ``ab.register`` and what-if copies. Names non-empty; kind and status known; every number
+    finite, ``> 0`` and at most :data:`~accelbook.specs.loader.UNIT_LIMITS` of the units its key is written
+    in; counts whole; a memory bandwidth. Else a ``ValueError``/``TypeError`` naming the field."""
+    instance("chip", chip, Chip)
+    for key in ("id", "name", "vendor"):
+        if not isinstance(getattr(chip, key), str) or not getattr(chip, key).strip():
+            raise ValueError(f"chip {key} must be a non-empty string, got {getattr(chip, key)!r}")
+    one_of("kind", chip.kind, KINDS)
+    one_of("status", chip.status, STATUSES)
+    if not isinstance(chip.what_if, bool):
+        raise TypeError(f"what_if must be True or False, got {chip.what_if!r}")
+    if chip.year is not None and (isinstance(chip.year, bool) or not isinstance(chip.year, int)
+                                  or not 1990 < chip.year < 2100):
+        raise ValueError(f"year must be a year like 2024, got {chip.year!r}")
+    for key in ("peak_dense_flop_s", "peak_sparse_flop_s"):
+        instance(key, getattr(chip, key), Mapping)
+        for prec, v in getattr(chip, key).items():
+            one_of(f"{key} precision", prec, PRECISIONS)
+            real(f"{key}[{prec!r}]", v, 0.0, UNIT_LIMITS["tflop_s"], lo_open=True)
+    for base, (units, field) in _QUANTITIES.items():
+        v = getattr(chip, field, None)
+        if v is None or base.startswith("peak_"):
+            continue
+        if base in ("scale_up", "compute_units"):
+            v = whole(field, v)
+        real(field, v, 0.0, UNIT_LIMITS[units[0]], lo_open=True)
+    for field in ("mxu_rows", "mxu_cols", "mxu_count"):
+        if getattr(chip, field) is not None:
+            whole(field, getattr(chip, field))
+    if chip.memory_bw_bytes_per_s is None:
+        raise ValueError(f"chip {chip.id!r} needs a memory bandwidth (hbm_bw_bytes_per_s or sram_bw_bytes_per_s)")
+    return chip
 
 
 def fabric_link(path, cid: str, fid: Any, kw: dict, prov: dict) -> str:
@@ -302,6 +347,10 @@ def load_chips(path: Path | str, sources: Mapping[str, Source] | None = None) ->
     path = checked_path(path)
     raw = read_table_file(path)
     sources = user_sources(path, raw, sources)
+    for mid, timings in raw.pop(MEASURED_TABLE, {}).items():
+        if not isinstance(timings, dict) or mid not in raw:
+            raise CatalogueError(path, f"{MEASURED_TABLE}.{mid}", None,
+                                 "a [measured.<id>] table must name a chip entry of the same file")
     return tuple(parse_chip(path, cid, entry, sources) for cid, entry in raw.items())
 
 

@@ -29,12 +29,21 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
-from accelbook.checks import positive
+from accelbook.checks import at_most, fraction, positive, real, whole
 
 from .catalogue import Kind
 from .chips import Chip, base_id, get_chip
 from .fabrics import Fabric, get_fabric, parse_figure
-from .loader import CatalogueError, Provenance, check_keys, checked_path, load_sources, parse_quantity, read_table_file
+from .loader import (
+    UNIT_LIMITS,
+    CatalogueError,
+    Provenance,
+    check_keys,
+    checked_path,
+    load_sources,
+    parse_quantity,
+    read_table_file,
+)
 
 #: counts written in the cluster's own table: key -> (unit, field)
 _COUNT_KEYS = {
@@ -82,12 +91,29 @@ class Cluster:
         return get_chip(self.chip_id)
 
     def with_changes(self, **changes) -> "Cluster":
-        """A what-if copy ("what if the NIC were 800 Gb/s?"): SI field values, checked >= 0."""
+        """A what-if copy ("what if the NIC were 800 Gb/s?"): SI field values, checked as the clusters
+        file's are (:func:`check_cluster`: bandwidths > 0, efficiencies in (0, 1], whole counts)."""
         for k, v in changes.items():
             if k not in _FIELDS:
                 raise ValueError(f"unknown cluster field {k!r}; use one of {', '.join(sorted(_FIELDS))}")
             positive(k, v, allow_zero=True)
-        return dataclasses.replace(self, id=self.id + "*", name=self.name + " (what-if)", **changes)
+        return check_cluster(dataclasses.replace(self, id=self.id + "*", name=self.name + " (what-if)", **changes))
+
+
+def check_cluster(c: Cluster) -> Cluster:
+    """``c`` if its figures pass the clusters file's checks (one validation for the loader and
+    :meth:`Cluster.with_changes`): counts whole (chips in a domain and in all at most 10^8, the
+    loader's bound), ``torus_dims`` 0, 2 or 3, bandwidths finite and > 0, latencies >= 0, efficiencies
+    in (0, 1]; else a ``ValueError`` naming the field."""
+    for k in ("domain_chips", "max_chips"):
+        at_most(k, whole(k, getattr(c, k)), UNIT_LIMITS["chips"], "accelbook.specs.loader.UNIT_LIMITS")
+    if type(c.torus_dims) is not int or c.torus_dims not in (0, 2, 3):
+        raise ValueError(f"torus_dims must be 0 (switched), 2 or 3, got {c.torus_dims!r}")
+    for level in ("domain", "network"):
+        real(f"{level}_bw_bytes_per_s", getattr(c, f"{level}_bw_bytes_per_s"), 0.0, UNIT_LIMITS["gb_s"], lo_open=True)
+        real(f"{level}_latency_s", getattr(c, f"{level}_latency_s"), 0.0, UNIT_LIMITS["s"])
+        fraction(f"{level}_efficiency", getattr(c, f"{level}_efficiency"), zero_ok=False)
+    return c
 
 
 _FIELDS = {f for _, f in _COUNT_KEYS.values()} | {f for level in _FROM_FABRIC.values() for f in level.values()}
@@ -124,8 +150,11 @@ def parse_cluster(path, cid: str, e: Mapping, sources) -> Cluster:
     if vals["torus_dims"] not in (0, 2, 3):
         raise CatalogueError(path, cid, "domain_torus_dims", "must be 0 (switched), 2 or 3")
     chip = get_chip(e["chip"])  # a clear error if the chip id is unknown
-    return Cluster(id=cid, name=e["name"], chip_id=chip.id, kinds=MappingProxyType(kinds),
-                   provenance=MappingProxyType(prov), **vals)
+    try:
+        return check_cluster(Cluster(id=cid, name=e["name"], chip_id=chip.id, kinds=MappingProxyType(kinds),
+                                     provenance=MappingProxyType(prov), **vals))
+    except ValueError as err:
+        raise CatalogueError(path, cid, None, str(err)) from None
 
 
 def load_clusters(path: Path | str) -> tuple[Cluster, ...]:

@@ -31,7 +31,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from accelbook.checks import real
+from accelbook.checks import at_most, instance, integral, one_of, real, whole
 
 from .catalogue import Kind
 from .loader import (
@@ -247,8 +247,7 @@ class Model:
         ``training=True`` returns ``3·C_fwd`` (backward = 2× forward), PaLM's 6N + 12·L·H·Q·T.
         With a window, ``L·s`` (``L·s/2`` causal) becomes :meth:`attended_keys`, each layer's keys summed.
         """
-        if isinstance(seq_len, bool) or not float(seq_len).is_integer() or seq_len < 1:
-            raise ValueError(f"seq_len must be a whole number of tokens >= 1, got {seq_len!r}")
+        seq_len = at_most("seq_len", integral("seq_len", seq_len), MAX_CONTEXT, "accelbook.specs.models.MAX_CONTEXT")
         d_qk, d_v = self.attention_dim
         if self.window is None:
             attn = 2.0 * self.n_layers * seq_len * (d_qk + d_v) * (0.5 if causal else 1.0)
@@ -397,13 +396,66 @@ def parse_model(path, mid: str, entry: Mapping[str, Any], sources: Mapping[str, 
             q = parse_quantity(path, mid, key, entry[key], "count", sources)
             kw[key] = q.value
             prov[key] = q.provenance
-    return Model(
+    model = Model(
         id=mid, name=str(entry["name"]), family=str(entry["family"]), ffn=entry["ffn"],
         tied_embeddings=entry.get("tied_embeddings", False), position=entry.get("position", "rope"),
         bias=entry.get("bias", False), norm=entry.get("norm", "rmsnorm"), moe=moe, mla=mla, window=window,
         year=year, aliases=tuple(aliases), notes=str(entry.get("notes", "")),
         provenance=MappingProxyType(prov), **kw,
     )
+    try:
+        return check_model(model)
+    except (TypeError, ValueError) as err:
+        raise CatalogueError(path, mid, None, str(err)) from None
+
+
+#: the longest max_seq_len a Model object may give (a config's may pass MAX_SHAPE: Llama 4 Scout's 10,485,760)
+MAX_CONTEXT = 10**9
+
+
+def check_model(model: Any) -> Model:
+    """``model`` if it passes the models file's checks on the object: one validation for the loader,
+    ``ab.register`` and a config reader. Shapes whole in ``[1, MAX_SHAPE]`` (MoE counts from 0, MLA ranks
+    that leave a key, a value and a latent), heads that divide, known ``ffn``/``position``/``norm``; else a
+    ``ValueError``/``TypeError`` naming the field."""
+    instance("model", model, Model)
+    for key in ("id", "name", "family"):
+        if not isinstance(getattr(model, key), str) or not getattr(model, key).strip():
+            raise ValueError(f"model {key} must be a non-empty string, got {getattr(model, key)!r}")
+    for key in sorted(_INT_KEYS):
+        if getattr(model, key) is not None or key not in ("n_kv_heads", "head_dim"):
+            at_most(key, whole(key, getattr(model, key)), MAX_CONTEXT if key == "max_seq_len" else MAX_SHAPE,
+                    "accelbook.specs.models.MAX_SHAPE")
+    one_of("ffn", model.ffn, ("swiglu", "gelu"))
+    one_of("position", model.position, ("rope", "learned", "alibi"))
+    one_of("norm", model.norm, ("rmsnorm", "layernorm"))
+    for key in ("tied_embeddings", "bias"):
+        if not isinstance(getattr(model, key), bool):
+            raise TypeError(f"{key} must be True or False, got {getattr(model, key)!r}")
+    if model.n_heads % model.kv_heads:
+        raise ValueError(f"n_kv_heads ({model.kv_heads}) must divide n_heads ({model.n_heads})")
+    if model.head_dim is None and model.d_model % model.n_heads:
+        raise ValueError("head_dim: d_model is not a multiple of n_heads: give head_dim")
+    for part, cls, keys, ones in (("moe", MoE, _MOE_KEYS - {"balancing"}, ("n_experts", "top_k", "d_ff_expert")),
+                                  ("mla", MLA, _MLA_KEYS, ("kv_lora_rank", "v_head_dim"))):
+        sub = instance(part, getattr(model, part), (cls, type(None)))
+        for k in sorted(keys) if sub is not None else ():
+            at_most(f"{part}.{k}", whole(f"{part}.{k}", getattr(sub, k), 1 if k in ones else 0), MAX_SHAPE,
+                    "accelbook.specs.models.MAX_SHAPE")
+    if model.moe is not None:
+        m = model.moe
+        if m.top_k > m.n_experts or m.n_dense_layers >= model.n_layers:
+            raise ValueError("moe.top_k must be at most n_experts and moe.n_dense_layers fewer than n_layers")
+        if m.balancing is not None:
+            one_of("moe.balancing", m.balancing, BALANCING)
+    if model.mla is not None:
+        whole("mla.qk_nope_head_dim + mla.qk_rope_head_dim", model.mla.qk_nope_head_dim + model.mla.qk_rope_head_dim)
+    if model.window is not None:
+        instance("window", model.window, Window)
+    for key in ("published_params", "published_active_params"):
+        if getattr(model, key) is not None:
+            real(key, getattr(model, key), 0.0, 1e18, lo_open=True)
+    return model
 
 
 def load_models(path: Path | str, sources: Mapping[str, Source] | None = None) -> tuple[Model, ...]:

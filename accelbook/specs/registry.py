@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from . import catalogue
-from .chips import Chip, all_chips, load_chips
+from .chips import Chip, all_chips, check_chip, load_chips
 from .loader import Catalogue, checked_path, read_table_file
-from .models import Model, all_models, load_models
+from .models import Model, all_models, check_model, load_models
 
 
 def _kind_of(item: Any) -> str:
@@ -50,6 +50,8 @@ def register(*items: Any, replace: bool = False) -> tuple:
 
     ``items``: :class:`Model` / :class:`Chip` objects, or paths of TOML files in the schema of
     ``data/models.toml`` or ``data/chips.toml`` (every entry of the file is registered).
+    ``replace``: True or False. An object must pass the checks a file's entry passes
+    (:func:`~accelbook.specs.chips.check_chip`, :func:`~accelbook.specs.models.check_model`).
     All or nothing: on any error nothing is registered.
 
     Raises
@@ -58,12 +60,19 @@ def register(*items: Any, replace: bool = False) -> tuple:
         (a ValueError) when an id, name or alias collides with an entry of the catalogue (a built-in
         or one registered earlier); with ``replace=True`` an entry with the same id is replaced.
     """
+    if not isinstance(replace, bool):
+        raise TypeError(f"replace must be True or False, got {type(replace).__name__} {replace!r}")
     new: list = []
     for item in items:
         new += _load_file(item) if isinstance(item, (str, Path)) else [item]
     by_kind: dict[str, list] = {"model": [], "chip": []}
     for item in new:
-        by_kind[_kind_of(item)].append(item)
+        what = _kind_of(item)
+        try:   # an object passes the same checks as a file's entry (a file's entries passed them at load)
+            (check_model if what == "model" else check_chip)(item)
+        except (TypeError, ValueError) as err:
+            raise (TypeError if isinstance(err, TypeError) else ValueError)(f"register: {what} {getattr(item, 'id', '?')!r}: {err}") from None
+        by_kind[what].append(item)
     for what, batch in by_kind.items():
         if not batch:
             continue

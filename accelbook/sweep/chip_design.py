@@ -13,6 +13,7 @@ Llama 3.1 70B: 27 searches, a few seconds on two workers: ``sweep.run(design_poi
 
 from __future__ import annotations
 
+from accelbook.checks import integral, real
 from accelbook.chip.design_search import best_design
 from accelbook.chip.design_workloads import DecodeWorkload, TrainingWorkload
 
@@ -27,11 +28,13 @@ def default_grid() -> dict:
 
 def make_workload(workload: str, model: str, decode_batch: int = 64):
     """``"training"`` or ``"decode-<context>"`` as a design workload of ``model``."""
+    if not isinstance(workload, str):
+        raise TypeError(f"workload must be 'training' or 'decode-<context tokens>', got {workload!r}"[:200])
     kind, _, ctx = workload.partition("-")
     if kind == "training" and not ctx:
         return TrainingWorkload(model=model)
     if kind == "decode" and ctx.isdigit():
-        return DecodeWorkload(model=model, batch_size=int(decode_batch), context_len=int(ctx))
+        return DecodeWorkload(model=model, batch_size=integral("decode_batch", decode_batch), context_len=int(ctx))
     raise ValueError(f"workload must be 'training' or 'decode-<context tokens>', got {workload!r}")
 
 
@@ -39,7 +42,9 @@ def design_point(area_mm2: float, power_w: float, workload: str, model: str = "l
                  decode_batch: int = 64, grid_mm2: float = 10.0) -> dict:
     """The best split for one budget and workload, and its tokens/s per chip."""
     w = make_workload(workload, model, decode_batch)
-    d, table = best_design(w, area_mm2=float(area_mm2), power_w=float(power_w), grid_mm2=float(grid_mm2))
+    d, table = best_design(w, area_mm2=real("area_mm2", area_mm2, 0.0, lo_open=True),
+                           power_w=real("power_w", power_w, 0.0, lo_open=True),
+                           grid_mm2=real("grid_mm2", grid_mm2, 0.0, lo_open=True))
     best = table.iloc[0]
     return {"matrix_mm2": d.matrix_mm2, "sram_mm2": d.sram_mm2, "n_hbm_stacks": int(d.n_hbm_stacks),
             "peak_tflop_s": d.peak_flop_s / 1e12, "sram_mb": d.sram_bytes / 1e6, "hbm_gb": d.hbm_bytes / 1e9,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import pandas as pd
 
 from accelbook import inference
+from accelbook.checks import integral
 from accelbook.specs.chips import chips
 
 from .engine import run
@@ -44,8 +45,9 @@ def system_chips(model: str, chip: str, precision: str) -> int:
 def frontier_point(chip: str, model: str, precision: str, batch: int, prompt_len: int, output_len: int = 256,
                    n_chips: int = 0) -> pd.DataFrame:
     """Every layout of one system at one batch: the rows of :func:`accelbook.inference.sweep`."""
-    n = int(n_chips) or system_chips(model, chip, precision)
-    df = inference.sweep(model, chip, n, int(prompt_len), int(output_len), precision, batches=[int(batch)])
+    n = integral("n_chips", n_chips, 0) or system_chips(model, chip, precision)
+    df = inference.sweep(model, chip, n, integral("prompt_len", prompt_len), integral("output_len", output_len),
+                         precision, batches=[integral("batch", batch)])
     if df.empty:
         raise ValueError(f"{model} at {precision}, batch {batch} × {prompt_len + output_len:,} tokens fits no layout "
                          f"of {n} × {chip}")

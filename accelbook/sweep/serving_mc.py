@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from accelbook.checks import fraction
+from accelbook.checks import flag, fraction, integral, real
 from accelbook.inference.serving import simulate
 from accelbook.inference.step import step_cost
 from accelbook.inference.workload import workload
@@ -65,10 +65,15 @@ def simulate_point(rate_per_s: float, chunk_tokens: int, seed: int, model: str =
     (the latency objectives do not change the run, only what counts as good, so a dashboard keeps the run;
     ``records=False``: per-request times only, enough for goodput, see
     :func:`~accelbook.inference.serving.simulate`)."""
-    cost = _cost(model, chip, int(n_chips), precision, int(prompt_mean), int(output_mean))
-    w = workload(int(n_requests), float(rate_per_s), prompt=("lognormal", prompt_mean, length_sigma),
-                 output=("lognormal", output_mean, length_sigma), seed=int(seed))
-    return simulate(w, cost, chunk_tokens=int(chunk_tokens), records=records)
+    n_chips, prompt_mean, output_mean = (integral(k, v) for k, v in (("n_chips", n_chips), ("prompt_mean", prompt_mean),
+                                                                     ("output_mean", output_mean)))
+    n_requests, seed, chunk_tokens = (integral("n_requests", n_requests), integral("seed", seed, 0),
+                                      integral("chunk_tokens", chunk_tokens))
+    cost = _cost(model, chip, n_chips, precision, prompt_mean, output_mean)
+    w = workload(n_requests, real("rate_per_s", rate_per_s, 0.0, lo_open=True, allow_inf=True),
+                 prompt=("lognormal", prompt_mean, length_sigma), output=("lognormal", output_mean, length_sigma),
+                 seed=seed)
+    return simulate(w, cost, chunk_tokens=chunk_tokens, records=flag("records", records))
 
 
 def point_metrics(r, ttft_slo_s: float = 1.0, tbt_slo_s: float = 0.05) -> dict:

@@ -13,6 +13,7 @@ Default grid: Llama 3.1 8B, 70B and 405B × H100, B200, TPU v5p × 64, 512 and 4
 from __future__ import annotations
 
 from accelbook import training
+from accelbook.checks import integral
 
 #: the columns of the search's best row that the sweep keeps
 KEEP = ("tp", "cp", "pp", "vp", "dp", "ep", "microbatch", "zero_stage", "recompute", "schedule", "step_time_s",
@@ -27,7 +28,8 @@ def default_grid() -> dict:
 def layout_point(model: str, chip: str, n_chips: int, global_batch_tokens: int = 2**22, seq_len: int = 8192,
                  precision: str = "bf16") -> dict:
     """The fastest layout that fits (``training.search(..., top=1)``), and how many were evaluated."""
-    df = training.search(model, chip, int(n_chips), int(global_batch_tokens), int(seq_len), precision, top=1)
+    df = training.search(model, chip, integral("n_chips", n_chips), integral("global_batch_tokens", global_batch_tokens),
+                         integral("seq_len", seq_len), precision, top=1)
     best = df.iloc[0]
     out = {k: (best[k].item() if hasattr(best[k], "item") else best[k]) for k in KEEP}
     out.update(n_evaluated=int(df.attrs["n_evaluated"]), n_fit=int(df.attrs["n_fit"]),

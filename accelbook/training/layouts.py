@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from accelbook.checks import fraction, one_of, output_fields, whole
+from accelbook.checks import fraction, instance, one_of, output_fields, whole
 from accelbook.specs.chips import MEMORY_RESERVE, Chip, usable_memory_bytes
 from accelbook.specs.clusters import Cluster
-from accelbook.specs.models import Model
+from accelbook.specs.models import Model, get_model
 
 from .arguments import batch_sequences, chip_count, memory_reserve_fraction, resolve, sequence_length
 from .kernel import evaluate_layouts, evaluate_rows, rank_layouts
@@ -62,6 +62,8 @@ def search_space(model: Model, n: int, max_tp: int = 64, max_cp: int = 32, **fix
     dp is otherwise what tp·cp·pp leave (``n / (tp·cp·pp)``); with dp pinned and cp not, cp is
     derived: ``n / (tp·pp·dp)`` when tp and pp are pinned too, else every divisor of ``n / dp``.
     """
+    model, n = instance("model", model, Model, get_model), chip_count(n, "n")
+    max_tp, max_cp = whole("max_tp", max_tp), whole("max_cp", max_cp)
     n_exp = model.moe.n_experts if model.moe else 1
     space = {
         "tp": _pow2_upto(min(max_tp, model.n_heads, n)),
