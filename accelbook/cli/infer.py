@@ -29,10 +29,17 @@ SWEEP_COLUMNS = ("tp", "pp", "batch", "ttft_s", "tpot_s", "tokens_per_s_per_user
                  "usd_per_million_tokens", "flag")
 
 
+def error_bands() -> dict:
+    """How close the inference model has come to published runs, by metric (accelbook.inference.validation)."""
+    from accelbook.inference.validation import error_band
+
+    return error_band()
+
+
 def estimate_json(e) -> dict:
     from accelbook.cli.output import plain
 
-    return {**plain(e), "limit": e.limit}
+    return {**plain(e), "limit": e.limit, "error_band": plain(error_bands())}
 
 
 def estimate_text(e, title: str) -> str:
@@ -46,6 +53,8 @@ def estimate_text(e, title: str) -> str:
         lines.append(f"flag: {e.flag}")
     if not e.fits:
         lines.append(e.why_not_fit())
+    lines.append("how close the model has come to published runs (predicted / published - 1):\n"
+                 + "\n".join(f"  {metric}: {band.text()}" for metric, band in error_bands().items()))
     return "\n\n".join(lines)
 
 

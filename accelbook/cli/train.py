@@ -36,15 +36,20 @@ def run_estimate(v: dict):
             "tokens_per_s_per_chip": e.tokens_per_s_per_chip, "memory_per_chip_bytes": e.memory_per_chip_bytes,
             "memory_capacity_bytes": e.memory_capacity_bytes, "fits": e.fits}
     text = "\n\n".join([fields_table(rows, "training step (SI units)"), fields_table(e.time, "time (s)"),
-                        fields_table(e.memory, "memory per chip (bytes)"), f"what binds: {e.limit}"])
+                        fields_table(e.memory, "memory per chip (bytes)"), f"what binds: {e.limit}",
+                        *([f"flag: {e.mfu_flag}"] if e.mfu_flag else []),
+                        f"how close the model has come to published runs: {training.error_band().words()}"])
     return _plain_estimate(e), text
 
 
 def _plain_estimate(e) -> dict:
+    from accelbook import training
     from accelbook.cli.output import plain
 
+    band = training.error_band()
     return {**plain(e), "tokens_per_s": e.tokens_per_s, "mfu_ceiling": e.mfu_ceiling, "mfu_flag": e.mfu_flag,
-            "limit": e.limit}
+            "limit": e.limit, "error_band": {"median": band.median, "low": band.low, "high": band.high,
+                                             "n": band.n, "words": band.words()}}
 
 
 def run_search(v: dict):
