@@ -1000,3 +1000,12 @@ def test_node_limited_routing_sends_each_token_to_at_most_m_remote_domains():
     assert lim.time["t_ep_comm_s"] < nol.time["t_ep_comm_s"]
     # network-bound here: the all-to-all time halves with the bytes (its latencies aside)
     assert lim.time["t_ep_comm_s"] / nol.time["t_ep_comm_s"] == pytest.approx(0.5, abs=0.05)
+
+
+def test_a_search_that_once_wrote_through_freed_memory_returns_its_best_layout():
+    """The rank kernel kept a record of a freed scratch array (np.empty(1, dtype=RESULT)[0]); this search (four
+    128K-token sequences on 16,384 chips, the search dashboard's 21st random draw at seed 0) crashed the process.
+    The best layout must fit the fleet and the batch."""
+    df = T.search("gemma-3-27b", "h100", 16384, 524288, 131072, top=1)
+    cfg = df.attrs["best"].config
+    assert cfg["tp"] * cfg["cp"] * cfg["pp"] * cfg["dp"] == 16384 and cfg["global_batch_sequences"] == 4

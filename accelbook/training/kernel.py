@@ -74,11 +74,12 @@ def _evaluate(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, zero, rec, gsync, sched, 
     ``rec``, ``gsync`` and ``sched``. The layout's terms (:func:`~.rows.layout_terms`), its data-parallel passes
     (:func:`~.rows.dp_passes`), then the step from them (:func:`~.rows.finish_row`): the search runs the same
     three, sharing the first two between rows."""
-    g = np.empty(1, dtype=TERMS)[0]
-    d = np.empty(1, dtype=DP_PASSES)[0]
-    layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g)
-    dp_passes(c, g, tp, cp, dp, ep, zero, sched, d)
-    finish_row(mv, c, g, d, B, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sched, flash, usable_bytes, opt, out)
+    # one-element arrays indexed at each use: a record taken out of an array alone does not keep the array alive
+    g = np.empty(1, dtype=TERMS)
+    d = np.empty(1, dtype=DP_PASSES)
+    layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, mb, flash, seqpar, g[0])
+    dp_passes(c, g[0], tp, cp, dp, ep, zero, sched, d[0])
+    finish_row(mv, c, g[0], d[0], B, s, tp, cp, pp, vp, dp, ep, zero, rec, gsync, sched, flash, usable_bytes, opt, out)
 
 
 @njit(cache=True, inline="always")
@@ -204,7 +205,7 @@ def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, rec
                              np.empty(starts.size, dtype=LAYOUT), True)
     n_sched = max(1, int(scheds.max()) + 1) if scheds.size else 1
     n_var = (int(zeros.max()) + 1) * n_sched if zeros.size else 1
-    g = np.empty(1, dtype=TERMS)[0]
+    g = np.empty(1, dtype=TERMS)      # indexed at each use (a record alone does not keep its array alive)
     d = np.empty(n_var, dtype=DP_PASSES)
     done = np.zeros(n_var, dtype=np.bool_)
     for j in range(n_groups):
@@ -212,15 +213,15 @@ def _search_kernel(mv, c, n, B, s, tps, cps, pps, vps, dps, eps, mbs, zeros, rec
         done[:] = False
         first = cfg[i0]
         tp, cp, pp, vp, dp, ep = first.tp, first.cp, first.pp, first.vp, first.dp, first.ep
-        layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, first.microbatch, flash, seqpar, g)
+        layout_terms(mv, c, B, s, tp, cp, pp, vp, dp, ep, first.microbatch, flash, seqpar, g[0])
         for i in range(i0, starts[j + 1]):
             lay = cfg[i]
             zero, sched = int(lay.zero_stage), int(lay.schedule)
             v = zero * n_sched + sched
             if not done[v]:
-                dp_passes(c, g, tp, cp, dp, ep, zero, sched, d[v])
+                dp_passes(c, g[0], tp, cp, dp, ep, zero, sched, d[v])
                 done[v] = True
-            finish_row(mv, c, g, d[v], B, s, tp, cp, pp, vp, dp, ep, zero, int(lay.recompute), int(lay.grad_sync),
+            finish_row(mv, c, g[0], d[v], B, s, tp, cp, pp, vp, dp, ep, zero, int(lay.recompute), int(lay.grad_sync),
                        sched, flash, usable_bytes, opt, res[i])
     return k
 
@@ -275,7 +276,7 @@ def _rank_kernel(mv, c, B, s, zeros, recs, gss, scheds, flash, usable_bytes, opt
     d = np.empty(n_var, dtype=DP_PASSES)
     done = np.zeros(n_var, dtype=np.bool_)
     var = np.empty(zeros.size * gss.size * scheds.size * recs.size, dtype=VARIANT)
-    row = np.empty(1, dtype=RESULT)[0]
+    out = np.empty(1, dtype=RESULT)   # indexed at each use: a record alone does not keep its array alive
     best = np.full(top, np.inf)     # the smallest steps of the fitting rows so far, ascending
     n_fit, n_cand, low, low_id, v, n_pending = 0, 0, np.inf, -1, 0, 0
     for j in np.argsort(floor):
@@ -304,21 +305,21 @@ def _rank_kernel(mv, c, B, s, zeros, recs, gss, scheds, flash, usable_bytes, opt
                                        t_opt) > best[top - 1] * FLOOR_MARGIN)
             if full:
                 finish_row(mv, c, g, d[v], B, s, tp, cp, pp, vp, dp, ep, zero, rec, gs, sc, flash, usable_bytes, opt,
-                           row)
+                           out[0])
             elif count_fit:
-                memory_fields(mv, c, g, s, tp, cp, pp, vp, dp, ep, zero, rec, gs, sc, flash, usable_bytes, row)
+                memory_fields(mv, c, g, s, tp, cp, pp, vp, dp, ep, zero, rec, gs, sc, flash, usable_bytes, out[0])
             else:
                 continue
             i = starts[j] + q
-            mem = row.memory_per_chip_bytes
+            mem = out[0].memory_per_chip_bytes
             if mem < low or (mem == low and i < low_id):
                 low, low_id = mem, i
                 low_cfg[0] = gr
                 set_variant(low_cfg[0], zero, gs, sc, rec)
-            if row.fits <= 0.5:
+            if out[0].fits <= 0.5:
                 continue
             n_fit += 1
-            step = row.step_time_s
+            step = out[0].step_time_s
             if not full or step > best[top - 1]:
                 continue
             cand_cfg[n_cand] = gr
