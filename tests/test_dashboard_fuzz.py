@@ -2,7 +2,8 @@
 
 Each move goes through the same code path as a user's: the widget's value is set, its observer
 updates the dashboard. Most moves are one arrow-key press (the next value of a slider or a
-dropdown), some jump to a random value, some add or drop an option of a multi-select. After each
+dropdown), some jump to a random value the widget offers, some add or drop an option of a
+multi-select (a control whose range depends on others offers only the values within it). After each
 move: the widgets show the dashboard's values; either the chart, summary and table on screen were
 computed from exactly those values (``View.inputs``), or the dashboard says there is no result and
 shows the "no result" placeholder instead of a stale chart, with no bug (unexpected exception).
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from accelbook.ui.controls import Choice, Toggle
+from accelbook.ui.controls import Choice, Slider, Toggle
 from accelbook.ui.dashboard import NO_RESULT, Dashboard
 from accelbook.ui.dashboards import ALL_SPECS
 from accelbook.ui.tables import markdown_html
@@ -22,16 +23,25 @@ MOVES = 200
 SPECS = [f() for f in ALL_SPECS]
 
 
-def _move(rng: np.random.Generator, c, value):
-    """One move of control ``c`` from ``value``, as a user would make it."""
+def _reachable(c, w) -> list:
+    """The values the widget ``w`` of control ``c`` offers now (a control whose range depends on others
+    offers part of its own: ``DashboardSpec.limits``)."""
+    if isinstance(c, Slider):
+        return [v for v in [c.min, *c.neighbours(c.min)] if w.min <= v <= w.max]
+    return [o[1] if isinstance(o, tuple) else o for o in w.options]
+
+
+def _move(rng: np.random.Generator, c, value, w):
+    """One move of control ``c`` (widget ``w``) from ``value``, as a user would make it."""
     if isinstance(c, Toggle):
         return not value
     if isinstance(c, Choice) and c.multi:  # click one option in or out of the selection
         opt = c.values[int(rng.integers(len(c.values)))]
         return tuple(v for v in c.values if (v in value) != (v == opt))
+    offered = _reachable(c, w)
     if rng.random() < 0.15:
-        return c.sample(rng)
-    near = c.neighbours(value)[:2]  # one arrow-key press, either way
+        return offered[int(rng.integers(len(offered)))]
+    near = [v for v in c.neighbours(value) if v in offered][:2] or [value]  # one arrow-key press, either way
     return near[int(rng.integers(len(near)))]
 
 
@@ -66,7 +76,7 @@ def test_random_walk_chart_matches_controls(i):
     keys = list(spec.controls)
     for step in range(1, MOVES + 1):
         k = keys[int(rng.integers(len(keys)))]
-        d.controls[k].value = _move(rng, spec.controls[k], d.values[k])
+        d.controls[k].value = _move(rng, spec.controls[k], d.values[k], d.controls[k])
         outcome = _check_consistent(d, step)
         counts[outcome] += 1
         if outcome == "no result" and d.suggestion:  # the offered setting has a result

@@ -366,3 +366,118 @@ def test_moe_summary_says_when_its_figures_are_of_a_sample():
     T, T_full = _routing_sample(256, 256, 512, 4, None)
     sample, full = (moe.simulate_routing(t, 256, 8, capacity_factor=1.25, n_batches=4, n_groups=32) for t in (T, T_full))
     assert sample.imbalance.mean() > full.imbalance.mean() * 1.05
+
+
+# -- settings that have a result (issue 31): ranges that follow each other, the one-click way back ----------
+def test_feasibility_report_counts_settings_with_a_result():
+    from accelbook.ui.dashboard import feasibility_report, feasible_fraction
+
+    def view(x):
+        if x >= 5:
+            raise ValueError("x must be below 5")
+        return View(pd.DataFrame({"x": [float(x)]}))
+
+    spec = DashboardSpec("toy", {"x": Slider("x", 0, 9, 1, 1)}, view)
+    rng, n = np.random.default_rng(3), 40
+    expected = sum(spec.sample(rng)["x"] < 5 for _ in range(n))
+    assert feasible_fraction(spec, n=n, seed=3) == expected / n
+    row = feasibility_report([spec], n=n, seed=3).iloc[0]
+    assert (row["dashboard"], row["with_result"], row["n"]) == ("toy", expected, n)
+    assert row["ok"] == (expected / n >= dsh.FEASIBLE_SHARE) and "x must be below 5" in row["commonest_no_result"]
+
+
+#: the dashboards whose ranges follow other controls or were cut (the rest: bench_dashboards --feasibility-only)
+LIMITED = ("training", "search", "moe routing", "inference", "design")
+
+
+@pytest.mark.parametrize("name", LIMITED)
+def test_most_random_settings_have_a_result(name):
+    from accelbook.ui.dashboard import feasible_fraction
+
+    spec = next(s for s in SPECS if s.name == name)
+    assert feasible_fraction(spec, n=30, seed=0) >= dsh.FEASIBLE_SHARE
+
+
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.limits is not None], ids=lambda s: s.name)
+def test_random_settings_keep_limited_controls_in_range(spec):
+    rng = np.random.default_rng(9)
+    inside = 0
+    for _ in range(40):
+        values = spec.sample(rng)
+        allowed = spec.allowed(values)
+        assert set(allowed) <= set(spec.controls)
+        assert all(set(a) <= set(_values_of(spec.controls[k])) for k, a in allowed.items())
+        inside += all(values[k] in a for k, a in allowed.items())
+    # a few settings have no value in range at all: one sequence on 32,768 chips (training), a model whose
+    # weights need more SRAM chips than its heads can split over (inference on an LPU)
+    assert inside >= 30
+
+
+def _values_of(c):
+    if isinstance(c, Slider):
+        return [c.min, *c.neighbours(c.min)]
+    return c.options if isinstance(c, dsh.LogSlider) else c.values
+
+
+def test_training_layout_follows_the_chips():
+    """Fewer chips than tp·cp·pp: the pipeline gives way (said in the message line); the sliders then offer
+    only the degrees that fit, so no move of one of them asks for more chips than there are."""
+    from accelbook.ui.dashboards import training_spec
+
+    d = Dashboard(training_spec())
+    assert (d.values["tp"], d.values["pp"]) == (8, 4) and d.adjusted == {}
+    d.controls["n_chips"].value = 8
+    assert d.values["n_chips"] == 8 and (d.values["tp"], d.values["pp"]) == (8, 1) and d.adjusted == {"pp": 1}
+    assert d.last_error is None and d.last_view.inputs == d.values
+    assert "Also moved" in d.message.value and "pipeline stages = 1" in d.message.value
+    assert tuple(d.controls["tp"].options) == (1, 2, 4, 8) and tuple(d.controls["pp"].options) == (1,)
+    d.controls["tp"].value = 2  # now pp may go up to 4 again
+    assert tuple(d.controls["pp"].options) == (1, 2, 4) and d.adjusted == {} and d.message.value == ""
+    d.controls["chip"].value = "tpu-v5e"  # no published FP8 peak: the precision offers bf16 only
+    assert tuple(d.controls["precision"].options) == ("bf16",) and d.last_error is None
+
+
+def test_the_fix_button_goes_to_the_nearest_setting_with_a_result():
+    from accelbook.ui.dashboards import training_spec
+    from accelbook.ui.scenario import scenario_of
+
+    spec = training_spec()
+    d = Dashboard(spec)
+    d.load(scenario_of(spec, dict(n_chips=8, tp=64, pp=4)))  # a scenario is shown as saved: 256 chips' worth
+    assert d.values["tp"] == 64 and "not divisible" in d.last_error and dsh.NO_RESULT in str(d.chart.spec)
+    assert d.fix.layout.display != "none" and d.suggestion and d.fix.description.startswith("use ")
+    before, wanted = dict(d.values), dict(d.suggestion)
+    d.fix.click()
+    assert d.last_error is None and d.values == {**before, **wanted} and d.values != before
+    assert {k: w.value for k, w in d.controls.items()} == d.values
+    assert d.last_view.inputs == d.values and d.chart.spec == d.last_view.chart.to_dict()
+    assert d.fix.layout.display == "none" and d.message.value == ""
+
+
+def test_the_fix_button_falls_back_to_the_defaults():
+    """Where no one control's move has a result, the button still leads back: to the defaults."""
+    def view(x, y):
+        if x + y > 2:
+            raise ValueError("x + y must be at most 2")
+        return View(pd.DataFrame({"x": [float(x)], "y": [float(y)]}))
+
+    spec = DashboardSpec("toy", {"x": Slider("x", 0, 10, 1, 0), "y": Slider("y", 0, 10, 1, 0)}, view)
+    d = Dashboard(spec, renderer="svg")
+    d.set(x=10, y=10)
+    assert d.last_error and d.suggestion == {"x": 0, "y": 0}
+    d.fix.click()
+    assert d.last_error is None and d.values == {"x": 0, "y": 0} and d.last_view.inputs == d.values
+    assert dsh.NO_RESULT not in d.chart.value and d.fix.layout.display == "none"
+
+
+def test_static_book_prints_every_controls_value():
+    """A SelectionSlider left at its first option has an empty ``label``; the book printed "context parallel = ;"."""
+    import ipywidgets as W
+
+    from accelbook.ui import book
+    from accelbook.ui.dashboards import training_spec
+
+    assert book._setting(W.SelectionSlider(options=[1, 2, 4], value=1, description="cp")) == ("cp", "1")
+    assert book._setting(W.Dropdown(options=[("one", 1), ("two", 2)], value=2, description="d")) == ("d", "two")
+    html = book.dashboard_html(Dashboard(training_spec(), renderer="svg").widget)
+    assert "context parallel = 1;" in html and "microbatch (seqs) = 1;" in html and " = ;" not in html

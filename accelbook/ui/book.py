@@ -48,13 +48,24 @@ def _setting(widget) -> tuple[str, str] | None:
         return None
     if not hasattr(widget, "value") or widget.value in ("", None):
         return None
-    shown = getattr(widget, "label", None)  # selections: the option's label, not its value
+    shown = _option_label(widget)  # selections: the option's label, not its value
     shown = widget.value if shown is None else shown
     if isinstance(shown, (tuple, list)):
         shown = ", ".join(map(str, shown))
     elif isinstance(shown, float):
         shown = f"{shown:,.6g}"
     return widget.description, str(shown)
+
+
+def _option_label(widget):
+    """A selection widget's label(s) of its value, read from its options and index (None for a widget
+    without options). Not its ``label``: a SelectionSlider left at its first option has ``label == ""``
+    (ipywidgets fills it in only when the index changes), which printed "context parallel = ;"."""
+    options, index = getattr(widget, "options", None), getattr(widget, "index", None)
+    if options is None or index is None:
+        return None
+    labels = [str(o[0]) if isinstance(o, tuple) else str(o) for o in options]
+    return tuple(labels[i] for i in index) if isinstance(index, tuple) else labels[index]
 
 
 def dashboard_html(box) -> str | None:
@@ -68,5 +79,5 @@ def dashboard_html(box) -> str | None:
     body = [w.value for w in _walk(box) if isinstance(w, W.HTML) and w.value and w.layout.display != "none"]
     return (f'<div class="{STATIC_CLASS}">'
             f'<div class="accelbook-static-note">{NOTE}</div>'
-            f'<div class="accelbook-static-settings">Settings: {"; ".join(parts)}</div>'
+            f'<div class="accelbook-static-settings" style="overflow-wrap:anywhere">Settings: {"; ".join(parts)}</div>'
             + "".join(body) + "</div>")

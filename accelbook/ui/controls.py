@@ -8,11 +8,19 @@ scenario outside the control is a ``ValueError`` naming the control and its rang
 read back from text or JSON (:meth:`Slider.coerce`), and lists its neighbours in the order an
 arrow key reaches them (:meth:`Slider.neighbours`, used to offer the nearest setting that has a
 result). The widgets are built in :mod:`accelbook.ui.dashboard`; nothing here imports ipywidgets.
+
+Where a control's range depends on other controls (tp·cp·pp cannot exceed the chips; a chip without an
+FP8 peak cannot train in FP8), the spec says so in :attr:`DashboardSpec.limits`: the dashboard narrows
+that control's widget to the values it may take at the others' settings, moves it to the nearest of
+them when another control's move leaves it outside (:meth:`DashboardSpec.fit`), and a random setting
+(:meth:`DashboardSpec.sample`) draws it within that range, as a student moving the widgets could.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
@@ -211,18 +219,92 @@ class View:
     inputs: Mapping[str, Any] | None = None
 
 
+#: ``limits(values) -> {control: allowed values}``: see :attr:`DashboardSpec.limits`
+Limits = Callable[[Mapping[str, Any]], Mapping[str, Sequence]]
+
+
 @dataclass(frozen=True)
 class DashboardSpec:
+    """A dashboard as data: its name, its controls, its pure view.
+
+    ``limits`` (optional): for the controls whose range depends on other controls, ``limits(values)``
+    gives the values each may take at the *other* controls' values in ``values`` (a sub-list of its own
+    options; its own value is not read). The keys' order is the order in which they give way when a
+    move leaves them outside (:meth:`fit`). A limited control is a :class:`LogSlider`, a single
+    :class:`Choice` or a :class:`Slider` (whose allowed values are then one run of its grid).
+    """
+
     name: str
     controls: Mapping[str, Control]
     view: Callable[..., View]
     description: str = ""
+    limits: Limits | None = None
 
     def defaults(self) -> dict[str, Any]:
         return {k: c.value for k, c in self.controls.items()}
 
     def sample(self, rng: np.random.Generator) -> dict[str, Any]:
-        return {k: c.sample(rng) for k, c in self.controls.items()}
+        """A random setting: each control at random, a limited control within its range at the others'
+        values (drawn again at random where the first draw fell outside it; see :meth:`fit`)."""
+        values = {k: c.sample(rng) for k, c in self.controls.items()}
+        return self.fit(values, rng=rng) if self.limits is not None else values
+
+    def allowed(self, values: Mapping[str, Any]) -> dict[str, list]:
+        """The limited controls' allowed values at ``values`` (empty without :attr:`limits`)."""
+        return {} if self.limits is None else {k: list(v) for k, v in self.limits(values).items()}
+
+    def fit(self, values: Mapping[str, Any], keep: Sequence[str] = (), rng: np.random.Generator | None = None
+            ) -> dict[str, Any]:
+        """``values`` with every limited control not in ``keep`` moved inside its range, in the order
+        of :attr:`limits`' keys: to the nearest allowed value (an arrow key's order), or with ``rng`` to a
+        random one. A move can narrow another control's range, so this runs until nothing moves. Where
+        the others leave a control no value at all (tp, cp and pp all too large for the chips), the one
+        move that leaves the fewest controls outside (then the most values allowed in all) is made
+        first, and the others follow. A control in ``keep`` stays, and so does one that cannot get
+        inside (the view then says why there is no result)."""
+        v = dict(values)
+        if self.limits is None:
+            return v
+        for _ in range(len(self.controls)):
+            v = self._settle(v, keep, rng)
+            step = self._best_step(v, keep) if self._outside(v) else None
+            if step is None:
+                break
+            v = step
+        return v
+
+    def _outside(self, values: Mapping[str, Any]) -> list[str]:
+        return [k for k, ok in self.limits(values).items() if values[k] not in ok]
+
+    def _settle(self, v: dict, keep: Sequence[str], rng) -> dict:
+        """Each limited control outside a range that is not empty to its nearest (or a random) allowed value."""
+        for _ in range(len(self.controls)):
+            moved = False
+            for k in self.limits(v):
+                ok = list(self.limits(v)[k])
+                if k in keep or not ok or v[k] in ok:
+                    continue
+                v = {**v, k: ok[int(rng.integers(len(ok)))] if rng is not None else _nearest_in(self.controls[k], v[k], ok)}
+                moved = True
+            if not moved:
+                break
+        return v
+
+    def _best_step(self, v: dict, keep: Sequence[str]) -> dict | None:
+        """The one move of a limited control (not in ``keep``) that leaves the fewest controls outside
+        their range, then the most values allowed in all; the first such in give-way and arrow-key order."""
+        def score(w):
+            lim = self.limits(w)
+            return sum(w[k] not in ok for k, ok in lim.items()), -sum(len(ok) for ok in lim.values())
+
+        best, best_score = None, score(v)
+        for k in self.limits(v):
+            for x in ([] if k in keep else self.controls[k].neighbours(v[k])):
+                w = {**v, k: x}
+                s = score(w)
+                if s < best_score:
+                    best, best_score = w, s
+        return best
 
     def check(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """``values`` checked against the controls; a ``ValueError`` (or ``TypeError``) names the
@@ -260,31 +342,61 @@ def check_finite(df: pd.DataFrame, where: str = "chart data") -> None:
         raise FloatingPointError(f"{where}: non-finite values in column(s) {cols}")
 
 
+def _nearest_in(c: Control, value, ok: Sequence) -> Any:
+    """The value of ``ok`` nearest ``value`` along control ``c`` (arrow-key presses), else ``ok[0]``."""
+    return next((v for v in c.neighbours(value) if v in ok), ok[0])
+
+
 def nearest_feasible(spec: DashboardSpec, values: Mapping[str, Any], moved: str | None = None,
                      max_tries: int = 16, max_seconds: float = 1.5) -> dict[str, Any] | None:
     """The nearest setting that renders, as the controls to change (``{"interactive_target": 256}``),
-    or None when none is found within ``max_tries`` renders or ``max_seconds``.
+    or None when none is found.
 
-    Tried in order: the control just ``moved``, one arrow-key press at a time away from where it
-    is; then every other control one press either way, then two.
+    Tried in order, up to ``max_tries`` renders or ``max_seconds``: where a limited control is outside
+    its range (a loaded scenario), every control back inside (:meth:`DashboardSpec.fit`); the control
+    just ``moved``, one arrow-key press at a time away from where it is; then every other control one
+    press either way, then two (each with the limited controls it pushes out of range moved back in,
+    so a suggestion may change more than one control). Then the controls back to their defaults one at
+    a time, while time is left, and last, whatever the budget, all of them: the defaults have a result
+    (``tests/test_dashboards.py`` renders them), so a dashboard always offers a way back.
     """
-    import time
-
     t0 = time.perf_counter()
-    cands: list[tuple[str, Any]] = []
+    pairs: list[tuple[str, Any]] = []
     if moved is not None:
-        cands += [(moved, v) for v in spec.controls[moved].neighbours(values[moved])]
+        pairs += [(moved, v) for v in spec.controls[moved].neighbours(values[moved])]
     for depth in (0, 1):
         for k, c in spec.controls.items():
             if k != moved:
                 near = c.neighbours(values[k])[2 * depth: 2 * depth + 2]
-                cands += [(k, v) for v in near]
-    for n, (k, v) in enumerate(cands):
-        if n >= max_tries or time.perf_counter() - t0 > max_seconds:
-            return None
-        try:
-            spec.render(**{**values, k: v})
-        except Exception:  # noqa: BLE001 - any failure means "not this one"
+                pairs += [(k, v) for v in near]
+    cands = itertools.chain([spec.fit(values)], (spec.fit({**values, k: v}, keep=(k,)) for k, v in pairs))
+    tried = []
+    for cand in cands:
+        if len(tried) >= max_tries or time.perf_counter() - t0 > max_seconds:
+            break
+        if not _changes(values, cand) or cand in tried:
             continue
-        return {k: v}
-    return None
+        tried.append(cand)
+        if _renders(spec, cand):
+            return _changes(values, cand)
+    defaults = spec.defaults()
+    for k, d in defaults.items():
+        if time.perf_counter() - t0 > max_seconds:
+            break
+        cand = spec.fit({**values, k: d}, keep=(k,)) if values.get(k) != d else None
+        if cand is not None and cand not in tried and _renders(spec, cand):
+            return _changes(values, cand)
+    return _changes(values, defaults) if _changes(values, defaults) and _renders(spec, defaults) else None
+
+
+def _renders(spec: DashboardSpec, values: Mapping[str, Any]) -> bool:
+    try:
+        spec.render(**values)
+    except Exception:  # noqa: BLE001 - any failure means "not this one"
+        return False
+    return True
+
+
+def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """The controls whose value differs between two settings, with their new values."""
+    return {k: v for k, v in new.items() if old.get(k) != v}

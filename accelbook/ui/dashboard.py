@@ -9,8 +9,11 @@ ipywidgets; ``benchmarks/bench_dashboards.py`` samples the same controls and tim
 The chart never disagrees with the controls. Every view records the control values it was computed
 from (``View.inputs``); where a setting has no result (a ``ValueError``: "this input is invalid"),
 the chart, summary and table are replaced by an explicit "no result for these settings" placeholder,
-the control just moved says so, and the nearest setting that has a result is offered (a button).
-Any other exception is shown too, marked as a bug, and the dashboard keeps working.
+the control just moved says so, and the nearest setting that has a result is offered (a button that
+goes there in one click; at worst the defaults). Any other exception is shown too, marked as a bug,
+and the dashboard keeps working. A control whose range depends on others (``DashboardSpec.limits``)
+offers only the values it may take at the others' settings, and moves with them when they move; the
+message line says which control moved that way.
 
 Every dashboard saves and loads its state (:mod:`accelbook.ui.scenario`: a short string in the
 "scenario" box, a JSON file) and saves its chart as SVG and PNG at slide resolution, offline.
@@ -40,9 +43,9 @@ from accelbook.ui.controls import (
 from accelbook.ui.scenario import Scenario, as_scenario, scenario_of
 from accelbook.ui.tables import fmt_si, markdown_html, table_html
 
-__all__ = ["Choice", "Control", "Dashboard", "DashboardSpec", "LogSlider", "Scenario", "Slider", "Toggle", "View",
-           "chart_to_svg", "check_finite", "compare_scenarios", "fmt_si", "message_html", "scenario_of", "show",
-           "table_html", "time_views"]
+__all__ = ["FEASIBLE_SHARE", "Choice", "Control", "Dashboard", "DashboardSpec", "LogSlider", "Scenario", "Slider",
+           "Toggle", "View", "chart_to_svg", "check_finite", "compare_scenarios", "feasibility_report",
+           "feasible_fraction", "fmt_si", "message_html", "scenario_of", "show", "table_html", "time_views"]
 
 NO_RESULT = "No result for these settings"
 
@@ -109,7 +112,13 @@ class Dashboard:
         self.values = spec.defaults()
         if scenario is not None:
             self.values.update(as_scenario(scenario).for_spec(spec))
-        self.values.update(spec.check(initial))
+        given = spec.check(initial)
+        self.values.update(given)
+        # a scenario is shown as saved; around starting values, the limited controls give way
+        start = self.values
+        self.values = spec.fit(start, keep=tuple(spec.controls) if scenario is not None else tuple(given))
+        #: the controls that moved with the last change to stay within their range (``DashboardSpec.limits``)
+        self.adjusted: dict[str, Any] = {k: v for k, v in self.values.items() if v != start[k]}
         self.last_view: View | None = None
         self.last_error: str | None = None
         self.last_error_kind: str | None = None
@@ -124,7 +133,9 @@ class Dashboard:
         import ipywidgets as W
 
         width = _label_width(self.spec)
-        self.controls = {k: _make_widget(c, self.values[k], width) for k, c in self.spec.controls.items()}
+        allowed = self.spec.allowed(self.values)
+        self.controls = {k: _make_widget(c, self.values[k], width, allowed.get(k))
+                         for k, c in self.spec.controls.items()}
         self.notes = {k: W.HTML(value="", layout=W.Layout(display="none")).add_class("accelbook-control-note")
                       for k in self.controls}
         if self.renderer == "browser":
@@ -156,23 +167,33 @@ class Dashboard:
         return Scenario(self.spec.name, dict(self.values))
 
     def _on_change(self, key: str, new: Any) -> None:
+        if self._holding:  # the dashboard itself is setting the widgets (_apply)
+            return
         c = self.spec.controls[key]
-        self.values[key] = tuple(new) if isinstance(c, Choice) and c.multi else new
-        self._moved = key
-        if not self._holding:
-            self.update()
+        self._apply({key: tuple(new) if isinstance(c, Choice) and c.multi else new}, moved=key)
 
     def set(self, **values) -> None:
         """Set controls programmatically (as a user moving sliders would), then update once."""
         checked = self.spec.check(values)
+        self._apply(checked, moved=next(iter(checked)) if len(checked) == 1 else None)
+
+    def _apply(self, changes: dict[str, Any], moved: str | None) -> None:
+        """Take ``changes``; move the limited controls they push out of range back in (the changed
+        ones stay); set every widget (its range too) to the values; update once."""
+        before = self.values
+        self.values = self.spec.fit({**before, **changes}, keep=tuple(changes))
+        self.adjusted = {k: v for k, v in self.values.items() if k not in changes and v != before[k]}
+        self._moved = moved
+        allowed = self.spec.allowed(self.values)
         self._holding = True
         try:
-            for k, v in checked.items():
-                self.controls[k].value = v  # fires _on_change, which holds the update
+            for k, w in self.controls.items():
+                if k in allowed:
+                    _narrow(w, self.spec.controls[k], allowed[k], self.values[k])
+                if _widget_value(w) != self.values[k]:
+                    w.value = self.values[k]
         finally:
             self._holding = False
-        if len(checked) != 1:
-            self._moved = None
         self.update()
 
     def load(self, scenario) -> None:
@@ -209,7 +230,7 @@ class Dashboard:
             return
         self.last_error = self.last_error_kind = self.suggestion = None
         self.last_view = view
-        self.message.value = ""
+        self.message.value = message_html(self._adjusted_words(), "info") if self.adjusted else ""
         if self.fix.layout.display != "none":
             self.fix.layout.display = "none"
         self._note(None, "")
@@ -222,8 +243,13 @@ class Dashboard:
         self.scenario_box.value = self.scenario.to_string()
         self.last_update_s = time.perf_counter() - t0
 
+    def _adjusted_words(self) -> str:
+        return f"Also moved, to stay within its range at these settings: {_describe(self.spec, self.adjusted)}."
+
     def _show_no_result(self, exc: BaseException, values: dict[str, Any]) -> None:
         text, kind = _format_error(exc)
+        if self.adjusted:
+            text += "\n" + self._adjusted_words()
         self.last_error, self.last_error_kind, self.last_view = text, kind, None
         self.suggestion = nearest_feasible(self.spec, values, self._moved) if kind == "error" else None
         if self.suggestion:
@@ -316,7 +342,39 @@ def _jupyter_chart():
     return alt.JupyterChart(placeholder, embed_options={"renderer": "svg", "actions": False})
 
 
-def _make_widget(c: Control, value, label_px: int = 150):
+def _widget_value(w):
+    return tuple(w.value) if isinstance(w.value, (tuple, list)) else w.value
+
+
+def _option_value(o):
+    return o[1] if isinstance(o, tuple) else o
+
+
+def _within(c: Control, allowed: list | None, value) -> Any:
+    """What a widget of control ``c`` offers: its options narrowed to ``allowed`` (and the value it
+    holds, should that be outside: a loaded scenario is shown as saved), or for a slider (min, max).
+    Where the others leave it no value at all, all of its own, so that it can still be moved."""
+    if isinstance(c, Slider):
+        return (c.min, c.max) if not allowed else (min(value, *allowed), max(value, *allowed))
+    if not allowed:
+        return list(c.options)
+    return [o for o in c.options if _option_value(o) in allowed or _option_value(o) == value]
+
+
+def _narrow(w, c: Control, allowed: list, value) -> None:
+    """Set widget ``w``'s range to what control ``c`` may take now (its value is set after)."""
+    if isinstance(c, Slider):
+        lo, hi = _within(c, allowed, value)
+        if (w.min, w.max) != (lo, hi):
+            w.max = max(w.max, hi)  # widen first, so that the value is never clamped on the way
+            w.min, w.max = lo, hi
+        return
+    opts = _within(c, allowed, value)
+    if tuple(tuple(o) if isinstance(o, list) else o for o in w.options) != tuple(opts):
+        w.options = opts
+
+
+def _make_widget(c: Control, value, label_px: int = 150, allowed: list | None = None):
     import ipywidgets as W
 
     style = {"description_width": f"{label_px}px"}
@@ -324,16 +382,17 @@ def _make_widget(c: Control, value, label_px: int = 150):
     common = dict(description=c.label, style=style, layout=layout, continuous_update=False)
     if isinstance(c, Slider):
         cls = W.IntSlider if c.is_int else W.FloatSlider
-        w = cls(min=c.min, max=c.max, step=c.step, value=value, **common)
+        lo, hi = _within(c, allowed, value)
+        w = cls(min=lo, max=hi, step=c.step, value=value, **common)
     elif isinstance(c, LogSlider):
-        w = W.SelectionSlider(options=c.options, value=value, **common)
+        w = W.SelectionSlider(options=_within(c, allowed, value), value=value, **common)
     elif isinstance(c, Choice):
         common.pop("continuous_update")
         if c.multi:  # a list of long names: give it two grid columns
             common["layout"] = W.Layout(width="95%", grid_column="span 2")
             w = W.SelectMultiple(options=list(c.options), value=tuple(value), rows=min(8, len(c.options)), **common)
         else:
-            w = W.Dropdown(options=list(c.options), value=value, **common)
+            w = W.Dropdown(options=_within(c, allowed, value), value=value, **common)
     elif isinstance(c, Toggle):
         common.pop("continuous_update")
         w = W.Checkbox(value=value, indent=False, **common)
@@ -385,3 +444,42 @@ def time_views(spec: DashboardSpec, n: int = 100, seed: int = 0, svg: bool = Fal
             pass
         times.append(time.perf_counter() - t0)
     return np.asarray(times)
+
+
+#: the share of random settings that must have a result on every dashboard (issue 31: at least 2 of 3)
+FEASIBLE_SHARE = 2 / 3
+
+
+def _feasibility(spec: DashboardSpec, n: int, seed: int) -> tuple[int, str]:
+    """How many of ``n`` random settings (``spec.sample``, seeded) have a result, and the commonest
+    reason of those that have none (its first words)."""
+    rng = np.random.default_rng(seed)
+    ok, why = 0, {}
+    for _ in range(n):
+        try:
+            spec.render(**spec.sample(rng))
+        except (ValueError, KeyError, FloatingPointError) as exc:  # "no result": any other error is a bug
+            reason = _format_error(exc)[0].removeprefix("Cannot compute this combination: ")[:70]
+            why[reason] = why.get(reason, 0) + 1
+            continue
+        ok += 1
+    return ok, max(why, key=why.get) if why else ""
+
+
+def feasible_fraction(spec: DashboardSpec, n: int = 30, seed: int = 0) -> float:
+    """The share of ``n`` random settings of ``spec`` that have a result (a view, not the explanation
+    of why there is none). A random setting is what :meth:`DashboardSpec.sample` draws: every control
+    at random, a control whose range depends on others within that range, as the widgets offer it."""
+    return _feasibility(spec, n, seed)[0] / n
+
+
+def feasibility_report(specs, n: int = 30, seed: int = 0) -> pd.DataFrame:
+    """For every dashboard of ``specs`` (``[make() for make in accelbook.ui.dashboards.ALL_SPECS]`` for all):
+    of ``n`` random settings, how many have a result, their share, whether it reaches
+    :data:`FEASIBLE_SHARE`, and the commonest reason of those that have none."""
+    rows = []
+    for spec in specs:
+        ok, why = _feasibility(spec, n, seed)
+        rows.append({"dashboard": spec.name, "with_result": ok, "n": n, "share": ok / n,
+                     "ok": ok / n >= FEASIBLE_SHARE - 1e-12, "commonest_no_result": why})
+    return pd.DataFrame(rows)

@@ -4,7 +4,7 @@ waterfall of one published run's error."""
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -13,6 +13,7 @@ from accelbook import training
 from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import get_chip
 from accelbook.specs.clusters import clusters, get_cluster
+from accelbook.specs.models import get_model
 from accelbook.ui import charts
 from accelbook.ui.charts.training import largest_per_system
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View, fmt_si
@@ -51,6 +52,47 @@ def _cluster_controls() -> dict:
         "batch_tokens": LogSlider("global batch (tokens)", 17, 26, d["batch_tokens"]),
         "seq_len": LogSlider("sequence length", 11, 17, d["seq_len"]),
     }
+
+
+def _precision_limits(values: Mapping) -> dict[str, list]:
+    """The precisions the chip publishes a dense peak for (TPU v5e and A100 have no FP8 peak)."""
+    return {"precision": [p for p in training.PRECISIONS if p in get_chip(values["chip"]).precisions]}
+
+
+def _layout_limits(controls: Mapping) -> Callable[[Mapping], dict[str, list]]:
+    """The training dashboard's :attr:`~accelbook.ui.controls.DashboardSpec.limits`: the parallel degrees
+    a layout may take at the other controls' values, as ``training.estimate`` checks them (every degree, the
+    chips and the batch in sequences are powers of two here, so "divides" is "at most"):
+
+    - tp·cp·pp divides the chips, and leaves dp = chips / (tp·cp·pp) with dp·microbatch dividing the batch;
+    - tp divides the attention heads; pp is at most the layers; cp > 1 needs a sequence divisible by 2·cp;
+    - interleaving (vp > 1) needs pp > 1, pp·vp ≤ the layers and at least pp microbatches a step;
+    - the precision needs a published peak on the chip.
+
+    The first key gives way first: vp, then the microbatch, pp, cp, tp (a smaller fleet loses its pipeline
+    before its tensor parallelism, as practitioners would shrink it)."""
+    def opts(k, lo, hi, ok=lambda x: True) -> list:
+        return [x for x in controls[k].options if lo <= x <= hi and ok(x)]
+
+    def limits(v: Mapping) -> dict[str, list]:
+        m = get_model(v["model"])
+        n, B, s = v["n_chips"], v["batch_tokens"] / v["seq_len"], v["seq_len"]
+        tp, cp, pp, mb, vp = (v[k] for k in ("tp", "cp", "pp", "microbatch", "vp"))
+        need = n * mb / B                  # the least tp·cp·pp for dp·microbatch to divide the batch
+        il = vp > 1
+        room = B * tp * cp >= n * mb       # microbatches a step (B·tp·cp·pp / (n·mb)) ≥ pp: interleaving's need
+        il_lo = n * mb / B if il else 0.0  # interleaving: tp·cp ≥ n·mb / B
+        return {
+            "vp": [1] + ([x for x in controls["vp"].options if x > 1 and pp * x <= m.n_layers] if pp > 1 and room else []),
+            "microbatch": opts("microbatch", 1, B * tp * cp * (1 if il else pp) / n),
+            "pp": opts("pp", max(need / (tp * cp), 2 if il else 1), min(n / (tp * cp), m.n_layers // vp))
+            if room or not il else [],
+            "cp": opts("cp", max(need / (tp * pp), il_lo / tp), n / (tp * pp), lambda x: x == 1 or s % (2 * x) == 0),
+            "tp": opts("tp", max(need / (cp * pp), il_lo / cp), n / (cp * pp), lambda x: m.n_heads % x == 0),
+            **_precision_limits(v),
+        }
+
+    return limits
 
 
 def _step_parts(e: training.TrainingEstimate) -> dict[str, float]:
@@ -152,29 +194,32 @@ def training_view(model, chip, n_chips, batch_tokens, seq_len, tp, pp, cp, vp, m
 
 @catalogue_cache(maxsize=1)
 def training_spec() -> DashboardSpec:
+    controls = {
+        **_cluster_controls(),
+        # tp up to 64 and cp up to 32, as far as the search goes (training.search_space's max_tp and max_cp),
+        # pp up to 64 stages; at a given fleet, batch and model each slider offers only the degrees that fit
+        # them (_layout_limits), so that no setting asks for more chips than there are
+        "tp": LogSlider("tensor parallel", 0, 6, 8),
+        "pp": LogSlider("pipeline stages", 0, 6, 4),
+        "cp": LogSlider("context parallel", 0, 5, 1),
+        "vp": LogSlider("interleaved chunks", 0, 3, 1),
+        "microbatch": LogSlider("microbatch (seqs)", 0, 3, 1, help="sequences per microbatch"),
+        "zero_stage": Choice("ZeRO stage", (0, 1, 2, 3), 1),
+        "recompute": Choice("recompute", training.RECOMPUTE, "selective"),
+        "precision": Choice("precision", training.PRECISIONS, "bf16"),
+        "tp_overlap": Slider("TP comm hidden", 0.0, 1.0, 0.1, 0.0,
+                             help="share of the tensor-parallel communication hidden behind compute"),
+        "train_tokens_t": Slider("tokens to train (T)", 0.5, 30.0, 0.5, 15.0),
+        "goodput": Slider("goodput", 0.5, 1.0, 0.01,
+                          training.published_goodput().fraction,
+                          help="share of the time spent training: failures, restarts and checkpoints take the "
+                               "rest; default: "
+                               + training.goodput_words()),
+    }
     return DashboardSpec(
         name="training",
         description="One parallel layout: step time, MFU and memory per chip, next to the search's best layout.",
-        controls={
-            **_cluster_controls(),
-            "tp": LogSlider("tensor parallel", 0, 6, 8),
-            "pp": LogSlider("pipeline stages", 0, 6, 4),
-            "cp": LogSlider("context parallel", 0, 5, 1),
-            "vp": LogSlider("interleaved chunks", 0, 3, 1),
-            "microbatch": LogSlider("microbatch (seqs)", 0, 3, 1, help="sequences per microbatch"),
-            "zero_stage": Choice("ZeRO stage", (0, 1, 2, 3), 1),
-            "recompute": Choice("recompute", training.RECOMPUTE, "selective"),
-            "precision": Choice("precision", training.PRECISIONS, "bf16"),
-            "tp_overlap": Slider("TP comm hidden", 0.0, 1.0, 0.1, 0.0,
-                                 help="share of the tensor-parallel communication hidden behind compute"),
-            "train_tokens_t": Slider("tokens to train (T)", 0.5, 30.0, 0.5, 15.0),
-            "goodput": Slider("goodput", 0.5, 1.0, 0.01,
-                              training.published_goodput().fraction,
-                              help="share of the time spent training: failures, restarts and checkpoints take the "
-                                   "rest; default: "
-                                   + training.goodput_words()),
-        },
-        view=training_view,
+        controls=controls, view=training_view, limits=_layout_limits(controls),
     )
 
 
@@ -212,7 +257,7 @@ def search_spec() -> DashboardSpec:
         description="Every data/tensor/pipeline/context/expert layout, microbatch, ZeRO stage and recompute; "
                     "the fastest that fit.",
         controls={**_cluster_controls(), "precision": Choice("precision", training.PRECISIONS, "bf16")},
-        view=search_view,
+        view=search_view, limits=_precision_limits,
     )
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Callable, Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -36,6 +38,16 @@ def _routing_sample(n_experts, n_chips, tokens_per_chip, n_batches, limit) -> tu
     return min(T_full, max(n_chips, (budget // n_chips) * n_chips)), T_full
 
 
+@catalogue_cache(maxsize=16)
+def _routing(n_tokens, n_experts, top_k, skew, capacity_factor, n_batches, drift, bias_rate, n_groups, node_limit):
+    """:func:`accelbook.moe.simulate_routing` (seed 0), cached: the routing is most of a slider move's
+    time (up to the sampling budget of :func:`_routing_sample`), and the placement and, at the same
+    tokens and nodes, the chips do not change it. Its arrays are only read downstream."""
+    return moe.simulate_routing(n_tokens, n_experts, top_k, skew=skew, capacity_factor=capacity_factor,
+                                n_batches=n_batches, seed=0, drift=drift, bias_rate=bias_rate, n_groups=n_groups,
+                                node_limit=node_limit)
+
+
 def moe_routing_view(n_experts, top_k, skew, capacity_factor, n_chips, placement, tokens_per_chip, n_batches,
                      bias_rate, node_limit, drift=0.0) -> View:
     if n_chips > n_experts:
@@ -52,9 +64,7 @@ def moe_routing_view(n_experts, top_k, skew, capacity_factor, n_chips, placement
                          f"({n_chips} chips)")
     T, T_full = _routing_sample(n_experts, n_chips, tokens_per_chip, n_batches, limit)
     scale = T_full / T
-    r = moe.simulate_routing(T, n_experts, top_k, skew=skew, capacity_factor=capacity_factor or None,
-                             n_batches=n_batches, seed=0, drift=drift, bias_rate=bias_rate, n_groups=groups,
-                             node_limit=limit)
+    r = _routing(T, n_experts, top_k, skew, capacity_factor or None, n_batches, drift, bias_rate, groups, limit)
     pl = moe.place_experts(n_experts, n_chips, placement, hot=max(1, n_experts // 16),
                            loads=r.loads.mean(axis=0))
     loads = moe.chip_loads(r, pl)
@@ -82,27 +92,50 @@ def moe_routing_view(n_experts, top_k, skew, capacity_factor, n_chips, placement
     return View(chips, fig, summary, table=table)
 
 
+def _routing_limits(controls: Mapping) -> Callable[[Mapping], dict[str, list]]:
+    """The routing dashboard's :attr:`~accelbook.ui.controls.DashboardSpec.limits`, as the view checks them:
+    at most as many chips as experts (at least one expert on each chip), top-k at most the experts (a token
+    picks distinct experts) and at most what its allowed nodes hold, and a node limit at most the nodes of 8
+    chips, whose experts must hold top-k; replicating the hot experts needs a second chip for the copies.
+    The placement gives way first, then the node limit, top-k and the chips."""
+    def limits(v: Mapping) -> dict[str, list]:
+        E, k = v["n_experts"], v["top_k"]
+        nodes = max(1, v["n_chips"] // 8)      # chips ≤ experts, both powers of two: the nodes divide the experts
+        per_node = E // nodes
+        limit = None if v["node_limit"] == "none" else int(v["node_limit"])
+        k_max = min(E, limit * per_node) if limit else E
+        return {
+            "placement": [x for x in moe.PLACEMENTS if x != "replicate_hot" or v["n_chips"] >= 2],
+            "node_limit": ["none"] + [x for x in controls["node_limit"].values[1:]
+                                      if int(x) <= nodes and int(x) * per_node >= k],
+            "top_k": [x for x in range(controls["top_k"].min, controls["top_k"].max + 1) if x <= k_max],
+            "n_chips": [c for c in controls["n_chips"].options if c <= E],
+        }
+
+    return limits
+
+
 @catalogue_cache(maxsize=1)
 def moe_routing_spec() -> DashboardSpec:
+    controls = {
+        "n_experts": LogSlider("experts", 3, 9, 256),
+        "top_k": Slider("top-k", 1, 16, 1, 8),
+        "skew": Slider("popularity skew (Zipf)", 0.0, 2.0, 0.1, 0.0),
+        "capacity_factor": Slider("capacity factor", 0.0, 4.0, 0.25, 0.0, help="0 = no capacity limit"),
+        "n_chips": LogSlider("chips (expert parallel)", 0, 9, 64),
+        "placement": Choice("placement", moe.PLACEMENTS, "contiguous"),
+        "tokens_per_chip": LogSlider("tokens per chip", 0, 10, 64),
+        "n_batches": Slider("batches", 1, 32, 1, 2),
+        "bias_rate": Slider("bias balancing rate", 0.0, 0.2, 0.01, 0.0),
+        "node_limit": Choice("max nodes per token", ("none", "1", "2", "4"), "none",
+                             help="a node is 8 chips; none = no limit"),
+        "drift": Slider("hot-expert drift", 0.0, 8.0, 0.5, 0.0,
+                        help="how far the popular experts move per batch"),
+    }
     return DashboardSpec(
         name="moe routing",
         description="Top-k routing with skewed popularity, capacity, bias balancing and node limits; load per chip.",
-        controls={
-            "n_experts": LogSlider("experts", 3, 9, 256),
-            "top_k": Slider("top-k", 1, 16, 1, 8),
-            "skew": Slider("popularity skew (Zipf)", 0.0, 2.0, 0.1, 0.0),
-            "capacity_factor": Slider("capacity factor", 0.0, 4.0, 0.25, 0.0, help="0 = no capacity limit"),
-            "n_chips": LogSlider("chips (expert parallel)", 0, 9, 64),
-            "placement": Choice("placement", moe.PLACEMENTS, "contiguous"),
-            "tokens_per_chip": LogSlider("tokens per chip", 0, 10, 64),
-            "n_batches": Slider("batches", 1, 32, 1, 2),
-            "bias_rate": Slider("bias balancing rate", 0.0, 0.2, 0.01, 0.0),
-            "node_limit": Choice("max nodes per token", ("none", "1", "2", "4"), "none",
-                                 help="a node is 8 chips; none = no limit"),
-            "drift": Slider("hot-expert drift", 0.0, 8.0, 0.5, 0.0,
-                            help="how far the popular experts move per batch"),
-        },
-        view=moe_routing_view,
+        controls=controls, view=moe_routing_view, limits=_routing_limits(controls),
     )
 
 

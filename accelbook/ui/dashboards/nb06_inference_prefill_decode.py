@@ -3,11 +3,14 @@ and what fits in memory."""
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import pandas as pd
 
 from accelbook import inference
 from accelbook.specs.catalogue import catalogue_cache
 from accelbook.specs.chips import all_chips
+from accelbook.specs.models import get_model
 from accelbook.specs.system_power import default_pue
 from accelbook.ui import charts
 from accelbook.ui.dashboard import Choice, DashboardSpec, LogSlider, Slider, View, fmt_si
@@ -37,6 +40,11 @@ def _trust() -> str:
 
 def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, precision, pue=None) -> View:
     pue = default_pue() if pue is None else pue
+    if not _tp_limits(dict(model=model, chip=chip, n_chips=n_chips, precision=precision))["n_chips"]:
+        m, fewest = get_model(model), inference.min_chips(model, chip, precision)
+        raise ValueError(f"{m.name}'s {precision} weights need at least {fewest:,} chips of this kind, more than the "
+                         f"{m.n_heads} attention heads a tensor-parallel replica can split over; this dashboard has no "
+                         "pipeline stages: pick a chip with more memory or a smaller precision")
     if n_chips % tp:
         raise ValueError(f"{n_chips} chips do not split into replicas of tp = {tp}")
     e = inference.estimate(model, chip, n_chips, batch, input_len, output_len, precision, tp=tp, pue=pue)
@@ -68,6 +76,26 @@ def inference_view(model, chip, n_chips, tp, batch, input_len, output_len, preci
     return View(sw, fig, summary, table=table)
 
 
+def _tp_limits(values: Mapping) -> dict[str, list]:
+    """The ranges of tensor parallelism and chips that hold the model (this dashboard's limits).
+
+    A replica is ``tp`` chips (one pipeline stage); it must hold the weights (``tp`` at least
+    :func:`accelbook.inference.min_chips`, weights only: the KV cache comes on top, and the view
+    says when that does not fit), its chips whole attention heads (tp divides the heads), and the
+    chips a whole number of replicas (both powers of two: tp at most the chips). The chips start at
+    the smallest such replica. tp gives way first, then the chips."""
+    heads = get_model(values["model"]).n_heads
+    fewest = inference.min_chips(values["model"], values["chip"], values["precision"])
+    ok = [t for t in TP_OPTIONS if t >= fewest and heads % t == 0]
+    return {"tp": [t for t in ok if t <= values["n_chips"]],
+            "n_chips": [n for n in TP_OPTIONS if ok and n >= ok[0]]}
+
+
+#: the values of the chips and tensor-parallel sliders, 1 to 1,024; tp is offered only up to the chips and the
+#: model's heads (128 at most here) and from the fewest chips that hold the weights (:func:`_tp_limits`)
+TP_OPTIONS = [2**k for k in range(0, 11)]
+
+
 @catalogue_cache(maxsize=1)
 def inference_spec() -> DashboardSpec:
     return DashboardSpec(
@@ -76,15 +104,15 @@ def inference_spec() -> DashboardSpec:
         controls={
             "model": Choice("model", model_options(), "llama-3.1-70b"),
             "chip": Choice("chip", _memory_chip_options(), "h200"),
-            "n_chips": LogSlider("chips", 0, 10, 8),
-            "tp": LogSlider("tensor parallel", 0, 10, 8),
+            "n_chips": LogSlider("chips", 0, 10, 8),  # narrowed by _tp_limits
+            "tp": LogSlider("tensor parallel", 0, 10, 8),  # narrowed by _tp_limits
             "batch": LogSlider("batch", 0, 12, 64),
             "input_len": LogSlider("input tokens", 4, 17, 2048),
             "output_len": LogSlider("output tokens", 0, 14, 256),
             "precision": Choice("weights", inference.WEIGHT_PRECISIONS, "fp8"),
             "pue": Slider("site PUE (wall / IT power)", 1.0, 2.0, 0.05, default_pue()),
         },
-        view=inference_view,
+        view=inference_view, limits=_tp_limits,
     )
 
 

@@ -68,6 +68,27 @@ def design_view(area_mm2, power_w, decode_batch, context_len, shards) -> View:
     return View(cells, fig, summary, table=cmp_)
 
 
+@catalogue_cache(maxsize=256)
+def _decode_runs_somewhere(decode_batch: int, context_len: int) -> bool:
+    """Whether any setting of the other sliders gives this decode batch and context a result: the largest
+    die and power budget and the most training shards of the grid (the most memory and the least training
+    state per chip). Past about 2M tokens of KV cache (batch × context) none does."""
+    c = design_spec().controls
+    try:
+        design_view(c["area_mm2"].max, c["power_w"].max, decode_batch, context_len, c["shards"].options[-1])
+    except ValueError:
+        return False
+    return True
+
+
+def _decode_limits(values) -> dict[str, list]:
+    """The design dashboard's limits: the decode batches and contexts that some die of the grid can run
+    together (:func:`_decode_runs_somewhere`); the batch gives way first."""
+    c = design_spec().controls
+    return {"decode_batch": [b for b in c["decode_batch"].options if _decode_runs_somewhere(b, values["context_len"])],
+            "context_len": [x for x in c["context_len"].options if _decode_runs_somewhere(values["decode_batch"], x)]}
+
+
 @catalogue_cache(maxsize=1)
 def design_spec() -> DashboardSpec:
     return DashboardSpec(
@@ -77,9 +98,11 @@ def design_spec() -> DashboardSpec:
             "power_w": Slider("power budget (W)", 300.0, 1400.0, 50.0, 700.0),
             "decode_batch": LogSlider("decode batch", 0, 9, 64),
             "context_len": LogSlider("decode context", 10, 17, 8192),
-            "shards": LogSlider("training shards", 3, 8, 32, help="training: chips sharing the model"),
+            # from 16 shards: over 8 chips Llama 3.1 70B's weights, gradients and Adam state (about 1.3 TB) need
+            # more memory a chip than any split of the die on this grid holds (no setting with 8 has a result)
+            "shards": LogSlider("training shards", 4, 8, 32, help="training: chips sharing the model"),
         },
-        view=design_view,
+        view=design_view, limits=_decode_limits,
     )
 
 
