@@ -397,3 +397,36 @@ test_any_bad_argument_is_named_economics = _property("economics")
 test_any_bad_argument_is_named_moe = _property("moe")
 test_any_bad_argument_is_named_training = _property("training")
 test_any_bad_argument_is_named_sweep = _property("sweep")
+
+
+def test_decode_attention_flops_follow_a_replaced_model_and_refuse_a_list():
+    import dataclasses
+
+    import accelbook as ab
+    from accelbook.inference.parallel import decode_attention_flops_per_context_token as f
+    from accelbook.specs.models import get_model
+
+    m = get_model("llama-3.1-8b")
+    # 2·(d_qk + d_v) a layer: 2·(32·128 + 32·128) = 16,384, times 32 layers
+    assert f("llama-3.1-8b") == 32 * 16384
+    with pytest.raises((ValueError, TypeError), match="model"):
+        f([1, 2])
+    try:
+        ab.register(dataclasses.replace(m, n_layers=16), replace=True)
+        assert f("llama-3.1-8b") == 16 * 16384          # not the cached value of the old model
+    finally:
+        ab.unregister("llama-3.1-8b")
+    assert f("llama-3.1-8b") == 32 * 16384
+
+
+def test_a_missing_or_unreadable_scenario_file_is_an_error_naming_it(tmp_path):
+    from accelbook.ui.dashboard import Dashboard
+    from accelbook.ui.dashboards import ALL_SPECS
+
+    spec = ALL_SPECS[0]()
+    with pytest.raises(ValueError, match="missing.json"):
+        Dashboard(spec, scenario=str(tmp_path / "missing.json"))
+    utf16 = tmp_path / "s.json"
+    utf16.write_bytes('{"accelbook_scenario": 1}'.encode("utf-16"))
+    with pytest.raises(ValueError, match="s.json"):
+        Dashboard(spec, scenario=str(utf16))

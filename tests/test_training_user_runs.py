@@ -133,7 +133,7 @@ def test_registry_changes_clear_the_session_caches(tmp_path):
 CATALOGUE_FREE = {
     "accelbook.checks._field_names", "accelbook.chip.design_params.builtin_params",
     "accelbook.economics.claim_scenarios._crossover", "accelbook.economics.tco._read_tco_inputs",
-    "accelbook.inference.parallel.decode_attention_flops_per_context_token",
+    "accelbook.inference.parallel._decode_attention_flops",
     "accelbook.inference.rates.elementwise_bytes_per_token", "accelbook.inference.workload._draw_remembered",
     "accelbook.specs.formats.load_formats", "accelbook.specs.formats.load_quantisation_results",
     "accelbook.specs.measured.load_launch_overhead", "accelbook.specs.measured.load_moe_balance",

@@ -61,13 +61,17 @@ def weights_read_bytes(model: Model, bpe: float, tokens: float) -> float:
     return (model.params - model.embedding_params + (tokens_table + positions) * model.d_model) * bpe
 
 
-@functools.lru_cache(maxsize=256)
 def decode_attention_flops_per_context_token(model: Model) -> float:
     """FLOPs one decoding token spends per token of context, summed over the layers: the roofline's
     decode attention (:func:`accelbook.chip.roofline.layer_ops`), ``2·(d_qk + d_v)`` a layer, or
     ``2·H·(2·d_c + d_r)`` for absorbed MLA, which attends over the cached latent (DeepSeek-V3: 2·128·1,088
     = 278,528 a layer, 3.4× the 81,920 of attention with K and V rebuilt per head)."""
-    model = instance("model", model, Model, get_model)
+    # resolved before the cache: a name would key the cache and outlive a register(..., replace=True)
+    return _decode_attention_flops(instance("model", model, Model, get_model))
+
+
+@functools.lru_cache(maxsize=256)
+def _decode_attention_flops(model: Model) -> float:
     att = next(op for op in layer_ops(model, "decode", 1, 1) if op.kind == "attention")
     return model.n_layers * att.flops
 

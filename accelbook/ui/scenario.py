@@ -24,6 +24,7 @@ from urllib.parse import quote, unquote
 
 import pandas as pd
 
+from accelbook.files import read_text
 from accelbook.ui.controls import Choice, DashboardSpec, Toggle, View
 from accelbook.ui.tables import markdown_html
 
@@ -83,8 +84,9 @@ class Scenario:
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
         path = Path(path)
+        text = read_text(path, what="scenario file")     # missing, a folder, not UTF-8: an error naming the file
         try:
-            return cls.from_json(path.read_text(encoding="utf-8"))
+            return cls.from_json(text)
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
 
