@@ -22,7 +22,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-__all__ = ["UserFileError", "checked_file_path", "read_text", "read_json", "read_toml", "check_nesting",
+__all__ = ["UserFileError", "checked_file_path", "read_bytes", "read_text", "read_json", "read_toml", "check_nesting",
            "MAX_FILE_BYTES", "MAX_NESTING"]
 
 #: the largest file read (bytes): far past any spec, scenario or config file, small enough to read at once
@@ -49,25 +49,31 @@ def checked_file_path(path: Any, what: str | None = None) -> Path:
     return Path(path)
 
 
-def read_text(path: Any, what: str | None = None) -> str:
-    """The UTF-8 text of the file ``path`` (a byte-order mark dropped); a :class:`UserFileError` naming it when
-    it is missing, a folder, unreadable, larger than :data:`MAX_FILE_BYTES` or not UTF-8."""
+def read_bytes(path: Any, what: str | None = None) -> bytes:
+    """The bytes of the file ``path``; a :class:`UserFileError` naming it when it is missing, a folder,
+    unreadable or larger than :data:`MAX_FILE_BYTES` (for a reader that decodes itself, with line numbers)."""
     p = checked_file_path(path, what)
     try:
         if p.stat().st_size > MAX_FILE_BYTES:
             raise UserFileError(p, f"is {p.stat().st_size:,} bytes, past the limit of {MAX_FILE_BYTES:,} "
                                    "(accelbook.files.MAX_FILE_BYTES)", what)
-        data = p.read_bytes()
+        return p.read_bytes()
     except FileNotFoundError:
         raise UserFileError(p, "file not found", what) from None
     except IsADirectoryError:
         raise UserFileError(p, "is a folder, not a file", what) from None
     except OSError as exc:
         raise UserFileError(p, f"cannot be read ({exc.strerror or exc})", what) from None
+
+
+def read_text(path: Any, what: str | None = None) -> str:
+    """The UTF-8 text of the file ``path`` (a byte-order mark dropped): :func:`read_bytes`, then a
+    :class:`UserFileError` naming it when it is not UTF-8."""
+    data = read_bytes(path, what)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UserFileError(p, f"is not UTF-8 text (byte {exc.start}); save it as UTF-8", what) from None
+        raise UserFileError(path, f"is not UTF-8 text (byte {exc.start}); save it as UTF-8", what) from None
 
 
 def check_nesting(value: Any, path: Any, what: str | None = None, limit: int = MAX_NESTING) -> Any:
@@ -78,7 +84,7 @@ def check_nesting(value: Any, path: Any, what: str | None = None, limit: int = M
         v, depth = stack.pop()
         if isinstance(v, (dict, list)):
             if depth > limit:
-                raise UserFileError(path, f"nests lists or tables more than {limit} deep "
+                raise UserFileError(path, f"nests too deeply: more than {limit} levels of lists or tables "
                                           "(accelbook.files.MAX_NESTING)", what)
             stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
     return value

@@ -125,15 +125,12 @@ def add_args(parser: argparse.ArgumentParser, args: tuple[Arg, ...]) -> None:
 def read_file(path: str | Path, args: tuple[Arg, ...]) -> dict[str, Any]:
     """A TOML file's top-level keys as argument values (``n_chips = 1024``; dashes allowed: ``n-chips``).
     A string value is read as the flag would read it (``global_batch_tokens = "16Mi"``)."""
-    import tomllib
+    from accelbook.files import UserFileError, read_toml
 
-    path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"--file: no such file {str(path)!r}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"--file {path}: not TOML: {exc}") from None
+        raw = read_toml(path, what="file of arguments")
+    except UserFileError as exc:
+        raise ValueError(f"--file: {exc}") from None
     by_name = {a.name: a for a in args}
     out = {}
     for k, v in raw.items():

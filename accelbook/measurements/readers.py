@@ -38,6 +38,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from accelbook.files import read_bytes
+
 from .schema import file_error
 
 FORMATS = ("vllm", "sglang", "nccl", "mlperf", "training")
@@ -60,17 +62,9 @@ TRAINING_METRICS = ("tokens_per_s", "tokens_per_s_per_chip", "step_time_s")
 
 
 def read_text(path) -> str:
-    """A measurement file's text (UTF-8); a ``ValueError`` naming the file when it is missing or not text."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise file_error(p, "file not found") from None
-    except IsADirectoryError:
-        raise file_error(p, "is a folder, not a measurement file") from None
-    except OSError as exc:
-        raise file_error(p, f"cannot be read ({exc.strerror or exc})") from None
-    return decode(data, p)
+    """A measurement file's text (UTF-8); a ``ValueError`` naming the file when it is missing or not text
+    (:func:`accelbook.files.read_bytes`, then :func:`decode` for the line of a bad byte)."""
+    return decode(read_bytes(path), Path(path))
 
 
 def decode(data: bytes, name) -> str:

@@ -35,11 +35,12 @@ vision tower.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any, Mapping
+
+from accelbook.files import UserFileError, read_json
 
 from .models import MAX_SHAPE, MLA, Model, MoE
 from .windows import Window, window_from_layer_types
@@ -153,18 +154,12 @@ def _config_path(source: str | Path) -> tuple[Path, str | None]:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    """A JSON object from ``path``; a missing file, bad UTF-8, bad JSON or absurd nesting a ValueError naming it."""
+    """A JSON object from ``path``; a missing file, bad UTF-8, bad JSON or absurd nesting a ValueError naming it
+    (:func:`accelbook.files.read_json`)."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-        cfg = json.loads(text)
-    except OSError as e:
-        raise ValueError(f"cannot read Hugging Face config {str(path)!r}: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{str(path)!r} is not UTF-8 text (byte {e.start}); a config.json is UTF-8") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{str(path)!r} is not valid JSON: {e}") from None
-    except RecursionError:
-        raise ValueError(f"{str(path)!r} nests its JSON too deeply to be a Hugging Face config") from None
+        cfg = read_json(path)
+    except UserFileError as e:
+        raise ValueError(f"cannot read Hugging Face config {e}") from None
     if not isinstance(cfg, dict):
         raise ValueError(f"{str(path)!r} must hold a JSON object, got {type(cfg).__name__}")
     return cfg

@@ -21,13 +21,13 @@ writes ``instructor/course_map.md`` and ``instructor/course_map.svg``.
 from __future__ import annotations
 
 import html
-import json
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from accelbook.ui.course import hand
+from accelbook.ui.course.editions import read_notebook
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
@@ -88,7 +88,7 @@ def sections(nb: str) -> list[Section]:
     """The notebook's sections (its ``## `` headings; what comes before the first is "Introduction")."""
     if nb not in PREREQUISITES:
         raise ValueError(f"notebook must be one of {', '.join(PREREQUISITES)}, not {nb!r}")
-    cells = json.loads(_notebook_path(nb).read_text(encoding="utf-8"))["cells"]
+    cells = read_notebook(_notebook_path(nb))["cells"]
     out, title, acc = [], "Introduction", [0, 0, 0, 0, 0]
 
     def close():
@@ -161,7 +161,7 @@ def layers() -> dict[str, int]:
 def _titles() -> dict[str, str]:
     out = {}
     for nb in PREREQUISITES:
-        first = json.loads(_notebook_path(nb).read_text(encoding="utf-8"))["cells"][0]["source"]
+        first = read_notebook(_notebook_path(nb))["cells"][0]["source"]
         head = ("".join(first) if isinstance(first, list) else first).split("\n", 1)[0]
         out[nb] = head.lstrip("# ").split("·", 1)[-1].split(":", 1)[0].strip()
     return out

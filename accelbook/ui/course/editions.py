@@ -27,6 +27,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from accelbook.files import read_json
 from accelbook.ui.prose import GIVEN, MARK
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -57,10 +58,11 @@ def notebooks(directory: Path = NOTEBOOK_DIR) -> list[Path]:
 
 
 def read_notebook(path: Path) -> dict:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable notebook ({exc})") from None
+    """A notebook's JSON (accelbook.files: a missing or broken file is a ValueError naming it)."""
+    nb = read_json(path, what="notebook")
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise ValueError(f"{path}: not a notebook (no list of cells)")
+    return nb
 
 
 def _clear_outputs(cell: dict) -> dict:

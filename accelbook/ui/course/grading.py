@@ -26,19 +26,10 @@ import zipfile
 from pathlib import Path
 
 from accelbook.ui.course.assignments import DEFAULT_SALT, assignment, notebook
+from accelbook.ui.course.editions import read_notebook
 
 POINTS = 1.0
 _MARK = "ACCELBOOK_ANSWERS="
-
-
-def _read_submission(path: Path) -> dict:
-    try:
-        nb = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable notebook ({exc})") from None
-    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        raise ValueError(f"{path}: not a notebook (no list of cells)")
-    return nb
 
 
 def _answers_cell(n: int) -> dict:
@@ -100,7 +91,7 @@ def mark(student: str, answers: dict, salt: str = DEFAULT_SALT, error: str = "")
 
 def grade(path: str | Path, student: str, salt: str = DEFAULT_SALT, timeout_s: int = 120) -> dict:
     """Execute the submission at ``path`` and mark it for ``student`` (Gradescope's results.json as a dict)."""
-    nb = _read_submission(Path(path))
+    nb = read_notebook(Path(path))
     answers, error = run_submission(nb, len(assignment(student, salt)), timeout_s)
     return mark(student, answers, salt, error)
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 import ast
 import html
-import json
 import re
 import sys
 from pathlib import Path
 
+from accelbook.ui.course.editions import read_notebook
 from accelbook.ui.prose import MARK
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -102,7 +102,7 @@ def _charts(executed: Path | None, stem: str) -> list[str]:
     nb, page = executed / f"{stem}.ipynb", executed / f"{stem}.html"
     if nb.exists():
         charts = []
-        for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
+        for cell in read_notebook(nb)["cells"]:
             for out in cell.get("outputs", []):
                 data = out.get("data", {})
                 if "image/svg+xml" in data:
@@ -117,7 +117,7 @@ def _charts(executed: Path | None, stem: str) -> list[str]:
 
 def slides_of(nb_path: Path, executed: Path | None = None) -> list[str]:
     """The slides of one notebook's deck, each an HTML fragment."""
-    cells = json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
+    cells = read_notebook(nb_path)["cells"]
     markdown = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
     code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
     first = _clean(markdown[0])
