@@ -139,14 +139,14 @@ def _template_throughput_interactivity() -> dict:
         color=alt.Color("system:N", title=None, legend=alt.Legend(orient="bottom", columns=2)),
         tooltip=["system:N", alt.Tooltip("tokens_per_s_per_user:Q", format=",.0f"),
                  alt.Tooltip("tokens_per_s_per_chip:Q", format=",.0f"), "tp:Q", "batch:Q"])
-    line = base.mark_line(point=True)
-    label = base.mark_text(align="left", dx=4, dy=-6, fontSize=9).encode(text="batch:Q")
-    return alt.layer(line, label).properties(width=WIDTH, height=300).to_dict()
+    # no text label per point: along a front the batches repeat (one run per tensor-parallel degree) and the
+    # labels drew over each other; the batch is in the tooltip
+    return base.mark_line(point=True).properties(width=WIDTH, height=300).to_dict()
 
 
 def throughput_interactivity_chart(front: pd.DataFrame, title: str = "") -> Figure:
     """Output tokens/s per GPU (y) against output tokens/s per user (x), linear axes, one line per
-    ``system``, each point labelled with its batch (the concurrency of vLLM's and NVIDIA's plots): the
+    ``system``, each point's batch (the concurrency of vLLM's and NVIDIA's plots) in its tooltip: the
     serving engineer's view of :func:`accelbook.inference.frontier`'s rows (``system``,
     ``tokens_per_s_per_user``, ``tokens_per_s_per_chip``, ``tp``, ``batch``). Points out of the model's
     reach (a ``flag``) are left out: this chart shows only what the model stands behind."""
